@@ -1,0 +1,104 @@
+/* Validation of registered offload data; see desc-check.h.  */
+
+#include <stdio.h>
+
+#include "desc-check.h"
+#include "gomp-abi.h"
+
+const struct ok_tgt_desc *
+ok_desc_target (const struct ok_openmp_target *desc, int device_type,
+		unsigned i)
+{
+  for (uint32_t t = 0; t < desc->num_targets; t++)
+    if (desc->targets[t].device_type == (uint32_t) device_type && i-- == 0)
+      return &desc->targets[t];
+  return NULL;
+}
+
+const struct ok_openmp_target *
+ok_desc_check (unsigned version, const void *target_data, int device_type,
+	       char *err, size_t errlen)
+{
+  const struct ok_openmp_target *desc = target_data;
+  unsigned lib = OK_GOMP_VERSION_LIB (version);
+  unsigned dev = OK_GOMP_VERSION_DEV (version);
+
+  if (lib > OK_GOMP_VERSION)
+    {
+      snprintf (err, errlen, "offload data needs libgomp version %u,"
+		" this plugin implements version %u", lib, OK_GOMP_VERSION);
+      return NULL;
+    }
+  if (dev != OK_DEV_VERSION)
+    {
+      snprintf (err, errlen, "offload data of device version %u is not"
+		" offloadkit's (expected device version %u)", dev,
+		OK_DEV_VERSION);
+      return NULL;
+    }
+  if (desc == NULL)
+    {
+      snprintf (err, errlen, "no offload descriptor given");
+      return NULL;
+    }
+  if (desc->magic != OK_DESC_MAGIC)
+    {
+      snprintf (err, errlen, "offload descriptor has magic %#x,"
+		" expected %#x", (unsigned) desc->magic, OK_DESC_MAGIC);
+      return NULL;
+    }
+  if (desc->desc_version != OK_DESC_VERSION)
+    {
+      snprintf (err, errlen, "offload descriptor has version %u,"
+		" expected %u", (unsigned) desc->desc_version,
+		OK_DESC_VERSION);
+      return NULL;
+    }
+  if (desc->dev_version != OK_DEV_VERSION)
+    {
+      snprintf (err, errlen, "offload descriptor has device version %u,"
+		" expected %u", (unsigned) desc->dev_version, OK_DEV_VERSION);
+      return NULL;
+    }
+  if (desc->host.funcs_end < desc->host.funcs
+      || desc->host.vars_end < desc->host.vars
+      || (desc->host.vars_end - desc->host.vars) % 2 != 0)
+    {
+      snprintf (err, errlen, "offload descriptor has a malformed host table");
+      return NULL;
+    }
+
+  size_t nfuncs = (size_t) (desc->host.funcs_end - desc->host.funcs);
+  size_t nvars = (size_t) (desc->host.vars_end - desc->host.vars) / 2;
+  unsigned matching = 0;
+  for (uint32_t t = 0; t < desc->num_targets; t++)
+    {
+      const struct ok_tgt_desc *tgt = &desc->targets[t];
+      if (tgt->device_type != (uint32_t) device_type)
+	continue;
+      matching++;
+      if (tgt->num_funcs != nfuncs || tgt->num_vars != nvars)
+	{
+	  snprintf (err, errlen, "offload image %u has %u functions and %u"
+		    " variables, the host table %zu and %zu", (unsigned) t,
+		    (unsigned) tgt->num_funcs, (unsigned) tgt->num_vars,
+		    nfuncs, nvars);
+	  return NULL;
+	}
+      if (tgt->image_end < tgt->image_start)
+	{
+	  snprintf (err, errlen, "offload image %u has a negative size",
+		    (unsigned) t);
+	  return NULL;
+	}
+    }
+  if (matching == 0)
+    {
+      snprintf (err, errlen, "offload descriptor has no image for device"
+		" type %d (it has %u image%s of other types)", device_type,
+		(unsigned) desc->num_targets,
+		desc->num_targets == 1 ? "" : "s");
+      return NULL;
+    }
+  return desc;
+}

@@ -1,0 +1,80 @@
+/* The image descriptor shared by mkoffload and the plugins.
+
+   mkoffload emits one __OPENMP_TARGET__ descriptor per wrapper object and
+   passes its address to GOMP_offload_register_ver twice: as HOST_TABLE,
+   because it begins with the four words of GCC's __OFFLOAD_TABLE__ layout,
+   and as TARGET_DATA, which libgomp hands unchanged to the plugin's
+   GOMP_OFFLOAD_load_image.  After the host table come a magic, our own
+   descriptor version and device version (a device version GCC never uses,
+   also packed into the version word), the number of target descriptors and
+   the descriptors themselves (split-table design: each has its image, a
+   function table and a separate variable table).
+
+   This header is self-contained (only <stdint.h>): mkoffload embeds its
+   text in every wrapper it generates, so the emitted data and the plugin
+   that reads it are compiled from the same declarations.  */
+
+#ifndef OFFLOADKIT_OFFLOAD_DESC_H
+#define OFFLOADKIT_OFFLOAD_DESC_H
+
+#include <stdint.h>
+
+/* "OKIT" in memory order on a little-endian host.  */
+#define OK_DESC_MAGIC 0x54494b4fu
+#define OK_DESC_VERSION 1u
+/* Low half of the GOMP version word for images built by offloadkit.  GCC 12
+   uses 1 (nvptx) and 2 (gcn); GCC's plugins refuse anything above theirs,
+   and ours tell the formats apart by it.  */
+#define OK_DEV_VERSION 0x6f6bu
+
+/* Image formats.  */
+#define OK_IMAGE_PTX 1u     /* NUL-separated PTX modules, to JIT-link.  */
+#define OK_IMAGE_CUBIN 2u   /* CUDA ELF for one sm_ARCH.  */
+#define OK_IMAGE_GCN 3u     /* AMD GCN code object (ELF) for one gfxARCH.  */
+
+/* GCC's __OFFLOAD_TABLE__: bounds of the host function table (one address
+   per function) and of the host variable table ((address, size) pairs).  */
+struct ok_host_table
+{
+  void *const *funcs;
+  void *const *funcs_end;
+  void *const *vars;
+  void *const *vars_end;
+};
+
+/* One image of one target.  A target kind may have several (PTX and cubins
+   for several architectures, or one GCN code object per -march); the plugin
+   picks the one that suits the device.  The function and variable tables
+   list device symbol names in host-table order.  */
+struct ok_tgt_desc
+{
+  uint32_t device_type;      /* GOMP device type: 5 nvptx, 8 gcn.  */
+  uint32_t image_format;     /* OK_IMAGE_*.  */
+  uint32_t arch;             /* 0 for PTX, 80 for sm_80, 0x906 for gfx906.  */
+  uint32_t flags;            /* None defined yet; must be 0.  */
+  const unsigned char *image_start;
+  const unsigned char *image_end;
+  uint32_t num_funcs;
+  uint32_t num_vars;
+  const char *const *func_names;
+  const char *const *var_names;
+};
+
+struct ok_openmp_target
+{
+  struct ok_host_table host;   /* Must stay first: GCC's layout.  */
+  uint32_t magic;              /* OK_DESC_MAGIC.  */
+  uint16_t desc_version;       /* OK_DESC_VERSION.  */
+  uint16_t dev_version;        /* OK_DEV_VERSION.  */
+  uint32_t num_targets;
+  uint32_t flags;              /* None defined yet; must be 0.  */
+  const struct ok_tgt_desc *targets;
+  /* For host-fallback execution on an emulated device: the wrapper's
+     constructor points *HOST_VAR_INIT at a copy of every non-link host
+     variable, concatenated in table order, taken before main runs, so that
+     each device starts from the variables' initial values.  NULL while no
+     copy was taken.  */
+  const unsigned char *const *host_var_init;
+};
+
+#endif /* OFFLOADKIT_OFFLOAD_DESC_H */
