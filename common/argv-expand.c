@@ -1,0 +1,152 @@
+/* Response-file expansion; see argv-expand.h.  */
+
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "argv-expand.h"
+#include "diag.h"
+
+/* A response file naming itself would otherwise loop forever.  */
+#define MAX_DEPTH 32
+
+struct vec
+{
+  char **v;
+  int n, cap;
+};
+
+static void
+push (struct vec *vec, char *s)
+{
+  if (vec->n + 1 >= vec->cap)
+    {
+      vec->cap = vec->cap ? vec->cap * 2 : 16;
+      vec->v = xrealloc (vec->v, vec->cap * sizeof *vec->v);
+    }
+  vec->v[vec->n++] = s;
+  vec->v[vec->n] = NULL;
+}
+
+/* Read FILE entirely; NULL with errno set on failure.  */
+static char *
+slurp (const char *file)
+{
+  FILE *f = fopen (file, "r");
+  if (!f)
+    return NULL;
+  size_t len = 0, cap = 4096;
+  char *buf = xmalloc (cap);
+  for (;;)
+    {
+      if (cap - len < 2)
+	buf = xrealloc (buf, cap *= 2);
+      size_t n = fread (buf + len, 1, cap - len - 1, f);
+      len += n;
+      if (n == 0)
+	break;
+    }
+  if (ferror (f))
+    {
+      int err = errno;
+      fclose (f);
+      free (buf);
+      errno = err;
+      return NULL;
+    }
+  fclose (f);
+  buf[len] = '\0';
+  return buf;
+}
+
+/* Split TEXT into arguments and append them to VEC.  */
+static void
+split (const char *text, struct vec *vec)
+{
+  const char *p = text;
+  char *arg = xmalloc (strlen (text) + 1);
+
+  for (;;)
+    {
+      while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'
+	     || *p == '\f' || *p == '\v')
+	p++;
+      if (!*p)
+	break;
+      size_t len = 0;
+      char quote = 0;
+      for (; *p; p++)
+	{
+	  if (*p == '\\' && p[1])
+	    arg[len++] = *++p;
+	  else if (quote)
+	    {
+	      if (*p == quote)
+		quote = 0;
+	      else
+		arg[len++] = *p;
+	    }
+	  else if (*p == '\'' || *p == '"')
+	    quote = *p;
+	  else if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'
+		   || *p == '\f' || *p == '\v')
+	    break;
+	  else
+	    arg[len++] = *p;
+	}
+      push (vec, xstrndup (arg, len));
+    }
+  free (arg);
+}
+
+static int
+expand (char *arg, struct vec *out, int depth)
+{
+  if (arg[0] != '@' || arg[1] == '\0')
+    {
+      push (out, arg);
+      return 0;
+    }
+  if (depth >= MAX_DEPTH)
+    {
+      ok_error ("cannot read response file '%s': nested too deeply",
+		arg + 1);
+      return -1;
+    }
+  char *text = slurp (arg + 1);
+  if (!text)
+    {
+      ok_error ("cannot read response file '%s': %s", arg + 1,
+		strerror (errno));
+      return -1;
+    }
+  struct vec inner = { 0 };
+  split (text, &inner);
+  free (text);
+  for (int i = 0; i < inner.n; i++)
+    if (expand (inner.v[i], out, depth + 1) < 0)
+      return -1;
+  free (inner.v);
+  return 0;
+}
+
+int
+ok_expand_argv (int *argcp, char ***argvp)
+{
+  struct vec out = { 0 };
+  char **argv = *argvp;
+  int argc = *argcp;
+
+  if (argc < 1)
+    return 0;
+  push (&out, argv[0]);
+  for (int i = 1; i < argc; i++)
+    if (expand (argv[i], &out, 0) < 0)
+      return -1;
+  *argcp = out.n;
+  *argvp = out.v;
+  return 0;
+}

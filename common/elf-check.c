@@ -1,0 +1,270 @@
+/* Checks of mkoffload's input objects; see elf-check.h.  */
+
+#define _GNU_SOURCE 1
+#include "config.h"
+
+#include <ar.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "elf-check.h"
+
+/* Check the ELF object in BUF[0, SIZE), reported as NAME.  */
+static int
+check_object (const char *name, const unsigned char *buf, size_t size)
+{
+  if (size < EI_NIDENT || memcmp (buf, ELFMAG, SELFMAG) != 0)
+    {
+      ok_error ("'%s' is not an ELF object", name);
+      return -1;
+    }
+  if (buf[EI_CLASS] != ELFCLASS64 || buf[EI_DATA] != ELFDATA2LSB)
+    {
+      ok_error ("'%s' is not a 64-bit little-endian ELF object"
+		" (only x86_64 hosts are supported)", name);
+      return -1;
+    }
+  if (size < sizeof (Elf64_Ehdr))
+    {
+      ok_error ("'%s' is truncated (%zu bytes, no complete ELF header)",
+		name, size);
+      return -1;
+    }
+
+  int rc = -1;
+  /* libelf only reads the buffer (ELF_C_READ semantics).  */
+  Elf *elf = elf_memory ((char *) buf, size);
+  GElf_Ehdr eh;
+  if (!elf || elf_kind (elf) != ELF_K_ELF || !gelf_getehdr (elf, &eh))
+    {
+      ok_error ("'%s' is not a valid ELF object: %s", name, elf_errmsg (-1));
+      goto out;
+    }
+  if (eh.e_type != ET_REL)
+    {
+      ok_error ("'%s' is not a relocatable object (ELF type %u)", name,
+		(unsigned) eh.e_type);
+      goto out;
+    }
+  if (eh.e_machine != EM_X86_64)
+    {
+      ok_error ("'%s' is for ELF machine %u, not x86_64 (%u)", name,
+		(unsigned) eh.e_machine, (unsigned) EM_X86_64);
+      goto out;
+    }
+  if (eh.e_shoff == 0 || eh.e_shentsize != sizeof (Elf64_Shdr))
+    {
+      ok_error ("'%s' has no valid section header table", name);
+      goto out;
+    }
+  /* Bounds of the section header table itself, before libelf reads it;
+     with extended numbering (e_shnum 0) at least entry 0 must exist.  */
+  uint64_t shnum_hdr = eh.e_shnum ? eh.e_shnum : 1;
+  if (eh.e_shoff > size
+      || shnum_hdr > (size - eh.e_shoff) / sizeof (Elf64_Shdr))
+    {
+      ok_error ("'%s' is truncated (section headers end past its %zu bytes)",
+		name, size);
+      goto out;
+    }
+  size_t shnum;
+  if (elf_getshdrnum (elf, &shnum) != 0
+      || shnum > (size - eh.e_shoff) / sizeof (Elf64_Shdr))
+    {
+      ok_error ("'%s' is truncated (section headers end past its %zu bytes)",
+		name, size);
+      goto out;
+    }
+  for (Elf_Scn *scn = elf_nextscn (elf, NULL); scn;
+       scn = elf_nextscn (elf, scn))
+    {
+      GElf_Shdr sh;
+      if (!gelf_getshdr (scn, &sh))
+	{
+	  ok_error ("'%s' has a bad section header: %s", name,
+		    elf_errmsg (-1));
+	  goto out;
+	}
+      if (sh.sh_type == SHT_NOBITS || sh.sh_type == SHT_NULL)
+	continue;
+      if (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset)
+	{
+	  ok_error ("'%s' is truncated (section %zu ends at byte %" PRIu64
+		    ", past its %zu bytes)", name, elf_ndxscn (scn),
+		    sh.sh_offset + sh.sh_size, size);
+	  goto out;
+	}
+    }
+  rc = 0;
+out:
+  if (elf)
+    elf_end (elf);
+  return rc;
+}
+
+/* Parse a decimal ar header field of LEN bytes.  */
+static int
+ar_number (const char *field, size_t len, uint64_t *val)
+{
+  uint64_t v = 0;
+  size_t i = 0;
+  while (i < len && field[i] == ' ')
+    i++;
+  if (i == len || field[i] < '0' || field[i] > '9')
+    return -1;
+  for (; i < len && field[i] >= '0' && field[i] <= '9'; i++)
+    v = v * 10 + (field[i] - '0');
+  for (; i < len; i++)
+    if (field[i] != ' ')
+      return -1;
+  *val = v;
+  return 0;
+}
+
+/* Check every member of the ar archive in BUF[0, SIZE).  The archive's
+   own tables ("/", "//", "/SYM64/") are skipped; members are named by
+   their byte offset, as lto-wrapper does.  */
+static int
+check_archive (const char *name, const unsigned char *buf, size_t size)
+{
+  size_t off = SARMAG;
+  while (off < size)
+    {
+      struct ar_hdr hdr;
+      if (size - off < sizeof hdr)
+	{
+	  ok_error ("'%s' is truncated (incomplete archive member header"
+		    " at byte %zu)", name, off);
+	  return -1;
+	}
+      memcpy (&hdr, buf + off, sizeof hdr);
+      uint64_t msize;
+      if (memcmp (hdr.ar_fmag, ARFMAG, 2) != 0
+	  || ar_number (hdr.ar_size, sizeof hdr.ar_size, &msize) < 0)
+	{
+	  ok_error ("'%s' is not a valid archive (bad member header at"
+		    " byte %zu)", name, off);
+	  return -1;
+	}
+      off += sizeof hdr;
+      if (msize > size - off)
+	{
+	  ok_error ("'%s' is truncated (archive member at byte %zu ends"
+		    " past its %zu bytes)", name, off, size);
+	  return -1;
+	}
+      if (hdr.ar_name[0] != '/'
+	  || (hdr.ar_name[1] != ' ' && hdr.ar_name[1] != '/'
+	      && memcmp (hdr.ar_name, "/SYM64/", 7) != 0))
+	{
+	  char *mname = xasprintf ("%s@0x%zx", name, off);
+	  int rc = check_object (mname, buf + off, msize);
+	  free (mname);
+	  if (rc < 0)
+	    return -1;
+	}
+      off += msize + (msize & 1);
+    }
+  return 0;
+}
+
+int
+ok_elf_check_input (const char *arg)
+{
+  const char *path = arg;
+  char *owned = NULL;
+  uint64_t offset = 0;
+  int has_offset = 0;
+  struct stat st;
+
+  /* lto-wrapper names an archive member "ARCHIVE@0xOFFSET"; take that
+     form only when ARG itself is not an existing file.  */
+  const char *at = strrchr (arg, '@');
+  if (at && at != arg && access (arg, F_OK) != 0)
+    {
+      char *end;
+      errno = 0;
+      unsigned long long v = strtoull (at + 1, &end, 0);
+      if (errno == 0 && end != at + 1 && *end == '\0')
+	{
+	  owned = xstrndup (arg, at - arg);
+	  path = owned;
+	  offset = v;
+	  has_offset = 1;
+	}
+    }
+
+  int rc = -1;
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    {
+      ok_error ("cannot open '%s': %s", path, strerror (errno));
+      goto out;
+    }
+  if (fstat (fd, &st) != 0)
+    {
+      ok_error ("cannot read '%s': %s", path, strerror (errno));
+      goto out_fd;
+    }
+  if (S_ISDIR (st.st_mode))
+    {
+      ok_error ("cannot read '%s': %s", path, strerror (EISDIR));
+      goto out_fd;
+    }
+  if (!S_ISREG (st.st_mode))
+    {
+      ok_error ("'%s' is not a regular file", path);
+      goto out_fd;
+    }
+  size_t size = st.st_size;
+  if (has_offset && offset > size)
+    {
+      ok_error ("'%s' is truncated (member offset %" PRIu64 " is past its"
+		" %zu bytes)", path, offset, size);
+      goto out_fd;
+    }
+  if (size == 0)
+    {
+      ok_error ("'%s' is not an ELF object (empty file)", path);
+      goto out_fd;
+    }
+  void *map = mmap (NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (map == MAP_FAILED)
+    {
+      ok_error ("cannot read '%s': %s", path, strerror (errno));
+      goto out_fd;
+    }
+  /* A read error on a mapped file would be a SIGBUS; check that the
+     file can be read at all first (EISDIR, EIO).  */
+  char probe;
+  if (pread (fd, &probe, 1, 0) < 0)
+    ok_error ("cannot read '%s': %s", path, strerror (errno));
+  else
+    {
+      elf_version (EV_CURRENT);
+      const unsigned char *buf = map;
+      if (has_offset)
+	rc = check_object (arg, buf + offset, size - offset);
+      else if (size >= SARMAG && memcmp (buf, ARMAG, SARMAG) == 0)
+	rc = check_archive (path, buf, size);
+      else if (size >= SARMAG && memcmp (buf, "!<thin>\n", SARMAG) == 0)
+	rc = 0;  /* Members live in other files, checked when named.  */
+      else
+	rc = check_object (path, buf, size);
+    }
+  munmap (map, size);
+out_fd:
+  close (fd);
+out:
+  free (owned);
+  return rc;
+}

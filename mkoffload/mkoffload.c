@@ -1,0 +1,320 @@
+/* mkoffload driver: argument handling and orchestration; see mkoffload.h.
+
+   lto-wrapper runs us as
+     mkoffload [-save-temps] [-v] -o OUT.o INPUTS... OPTIONS... -dumpbase B
+   (often through an @response file).  We check the inputs, let the
+   target run its accel compiler on them, then write and compile the
+   wrapper object OUT.o that carries the device image.  */
+
+#define _GNU_SOURCE 1
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "argv-expand.h"
+#include "diag.h"
+#include "elf-check.h"
+#include "mkoffload.h"
+#include "tempfile.h"
+#include "wrapper.h"
+
+void
+mko_argv_push (struct mko_argv *a, const char *s)
+{
+  if (a->n + 1 >= a->cap)
+    {
+      a->cap = a->cap ? 2 * a->cap : 16;
+      a->v = xrealloc (a->v, a->cap * sizeof *a->v);
+    }
+  a->v[a->n++] = s;
+  a->v[a->n] = NULL;
+}
+
+const char *
+mko_intermediate (struct mko_ctx *ctx, const char *suffix)
+{
+  if (ctx->save_temps)
+    return xasprintf ("%s%s", ctx->dumpbase, suffix);
+  return ok_tempfile_create (suffix);
+}
+
+static int
+is_executable_file (const char *path)
+{
+  struct stat st;
+  return stat (path, &st) == 0 && S_ISREG (st.st_mode)
+	 && access (path, X_OK) == 0;
+}
+
+char *
+mko_search_path (const char *prog, const char *dirs)
+{
+  if (!dirs)
+    return NULL;
+  const char *p = dirs;
+  for (;;)
+    {
+      const char *colon = strchr (p, ':');
+      size_t len = colon ? (size_t) (colon - p) : strlen (p);
+      char *cand = len ? xasprintf ("%.*s/%s", (int) len, p, prog)
+		       : xasprintf ("./%s", prog);
+      if (is_executable_file (cand))
+	return cand;
+      free (cand);
+      if (!colon)
+	return NULL;
+      p = colon + 1;
+    }
+}
+
+char *
+mko_find_program (const char *prog)
+{
+  if (strchr (prog, '/'))
+    return is_executable_file (prog) ? xstrdup (prog) : NULL;
+
+  char *found = NULL;
+  const char *collect_gcc = getenv ("COLLECT_GCC");
+  const char *slash = collect_gcc ? strrchr (collect_gcc, '/') : NULL;
+  if (slash)
+    {
+      char *dir = xstrndup (collect_gcc, slash - collect_gcc);
+      found = mko_search_path (prog, *dir ? dir : "/");
+      free (dir);
+    }
+  if (!found)
+    {
+      const char *cpath = getenv ("COMPILER_PATH");
+      /* An empty COMPILER_PATH must not mean ".".  */
+      if (cpath && *cpath)
+	found = mko_search_path (prog, cpath);
+    }
+  if (!found)
+    found = mko_search_path (prog, getenv ("PATH"));
+  return found;
+}
+
+static void
+usage (FILE *f)
+{
+  fprintf (f,
+"Usage: mkoffload [OPTION]... -o OUTPUT.o INPUT... [COMPILER-OPTION]...\n"
+"Build the %s offload image of the LTO objects INPUT with the accel\n"
+"compiler and wrap it into the host object OUTPUT.o, which registers the\n"
+"image with libgomp.  gcc's lto-wrapper runs this program when linking\n"
+"with -foffload=%s.\n"
+"\n"
+"Options:\n"
+"  -o FILE                 write the host object to FILE\n"
+"  @FILE                   read more arguments from FILE\n"
+"  -fopenmp | -fopenacc    offloading model (exactly one is required)\n"
+"  -foffload-abi=lp64      host ABI (only lp64 is supported)\n"
+"  -fPIC, -fpic            compile the wrapper object position-independent\n"
+"  -save-temps             keep intermediate files, named after -dumpbase\n"
+"  -dumpbase NAME          base name of intermediate and dump files\n"
+"  -v                      print the commands run (and pass -v on)\n"
+"  --help                  display this help and exit\n"
+"  --version               output version information and exit\n"
+"Any other argument is passed to the accel compiler.\n"
+"\n"
+"Environment:\n"
+"  COLLECT_GCC             host driver that compiles the wrapper (required)\n"
+"  COLLECT_GCC_OPTIONS     also read for -fPIC, -fpic, -save-temps and -v\n"
+"  %-23s accel compiler to use (default %s)\n"
+"  OFFLOADKIT_PTXAS        ptxas used to verify PTX (default: from PATH;\n"
+"                          set it empty to skip verification)\n",
+	   mko_target.name, mko_target.name, mko_target.accel_cc_env,
+	   mko_target.accel_cc);
+}
+
+/* Options of GCC's driver whose value is the next argument: that value
+   is neither an input file nor an option of ours.  */
+static int
+takes_separate_value (const char *opt)
+{
+  static const char *const opts[] = {
+    "-dumpdir", "-dumpbase-ext", "-Xassembler", "-Xlinker",
+    "-Xpreprocessor", "-include", "-imacros", "-isystem", "-iquote",
+    "-idirafter", "-L", "-l", "-I", "-D", "-U", "-x", "-T", "-u", "-e",
+    "-MF", "-MT", "-MQ", "-aux-info", "--param", "-wrapper", NULL
+  };
+  for (size_t i = 0; opts[i]; i++)
+    if (strcmp (opt, opts[i]) == 0)
+      return 1;
+  return 0;
+}
+
+/* Apply the flags we care about from COLLECT_GCC_OPTIONS, which the gcc
+   driver writes as single-quoted words ('\'' stands for a quote).  */
+static void
+scan_collect_gcc_options (struct mko_ctx *ctx)
+{
+  const char *p = getenv ("COLLECT_GCC_OPTIONS");
+  if (!p)
+    return;
+  char *word = xmalloc (strlen (p) + 1);
+  while (*p)
+    {
+      while (*p == ' ')
+	p++;
+      if (!*p)
+	break;
+      size_t len = 0;
+      int quoted = 0;
+      for (; *p && (quoted || *p != ' '); p++)
+	if (*p == '\'')
+	  quoted = !quoted;
+	else if (*p == '\\' && !quoted && p[1])
+	  word[len++] = *++p;
+	else
+	  word[len++] = *p;
+      word[len] = '\0';
+      if (strcmp (word, "-fPIC") == 0)
+	ctx->fPIC = 1;
+      else if (strcmp (word, "-fpic") == 0)
+	ctx->fpic = 1;
+      else if (strcmp (word, "-save-temps") == 0)
+	ctx->save_temps = 1;
+      else if (strcmp (word, "-v") == 0)
+	ok_verbose = 1;
+    }
+  free (word);
+}
+
+static void
+parse_args (struct mko_ctx *ctx, int argc, char **argv,
+	    struct mko_argv *inputs)
+{
+  for (int i = 1; i < argc; i++)
+    {
+      const char *a = argv[i];
+      if (strcmp (a, "-o") == 0 || strcmp (a, "-dumpbase") == 0)
+	{
+	  if (i + 1 >= argc)
+	    ok_fatal ("missing argument to '%s'", a);
+	  if (a[1] == 'o')
+	    ctx->outname = argv[++i];
+	  else
+	    ctx->dumpbase = argv[++i];
+	  continue;
+	}
+      if (strcmp (a, "-save-temps") == 0)
+	{
+	  ctx->save_temps = 1;
+	  continue;
+	}
+      if (strcmp (a, "-v") == 0)
+	{
+	  ok_verbose = 1;
+	  continue;
+	}
+
+      if (strcmp (a, "-fopenmp") == 0)
+	ctx->fopenmp = 1;
+      else if (strcmp (a, "-fno-openmp") == 0)
+	ctx->fopenmp = 0;
+      else if (strcmp (a, "-fopenacc") == 0)
+	ctx->fopenacc = 1;
+      else if (strcmp (a, "-fno-openacc") == 0)
+	ctx->fopenacc = 0;
+      else if (strcmp (a, "-fPIC") == 0)
+	ctx->fPIC = 1;
+      else if (strcmp (a, "-fpic") == 0)
+	ctx->fpic = 1;
+      else if (strncmp (a, "-foffload-abi=", 14) == 0)
+	{
+	  const char *abi = a + 14;
+	  if (strcmp (abi, "ilp32") == 0)
+	    ok_fatal ("-foffload-abi=ilp32: only lp64 is supported");
+	  else if (strcmp (abi, "lp64") != 0)
+	    ok_fatal ("unknown -foffload-abi '%s'", abi);
+	}
+      else if (a[0] == '-' && a[1] != '\0')
+	{
+	  if (takes_separate_value (a) && i + 1 < argc)
+	    {
+	      mko_argv_push (&ctx->passthrough, a);
+	      a = argv[++i];
+	    }
+	}
+      else
+	mko_argv_push (inputs, a);
+      mko_argv_push (&ctx->passthrough, a);
+    }
+}
+
+int
+main (int argc, char **argv)
+{
+  static struct mko_ctx ctx;
+  struct mko_argv inputs = { 0 };
+
+  ok_set_progname ("mkoffload");
+  ctx.target = &mko_target;
+
+  if (argc < 2)
+    {
+      ok_error ("no arguments given");
+      fprintf (stderr, "Try 'mkoffload --help' for more information.\n");
+      return 1;
+    }
+  if (ok_expand_argv (&argc, &argv) < 0)
+    return 1;
+  for (int i = 1; i < argc; i++)
+    if (strcmp (argv[i], "--help") == 0)
+      {
+	usage (stdout);
+	return ferror (stdout) ? 1 : 0;
+      }
+    else if (strcmp (argv[i], "--version") == 0)
+      {
+	printf ("mkoffload (offloadkit) %s\n", PACKAGE_VERSION);
+	printf ("Offload target: %s\n", mko_target.name);
+	return ferror (stdout) ? 1 : 0;
+      }
+
+  parse_args (&ctx, argc, argv, &inputs);
+  scan_collect_gcc_options (&ctx);
+
+  if (ctx.fopenmp && ctx.fopenacc)
+    ok_fatal ("-fopenmp and -fopenacc cannot be used together");
+  if (!ctx.fopenmp && !ctx.fopenacc)
+    ok_fatal ("either -fopenmp or -fopenacc must be given");
+  if (!ctx.outname)
+    ok_fatal ("no output file given (-o)");
+  if (!ctx.dumpbase)
+    ctx.dumpbase = ctx.outname;
+  if (inputs.n == 0)
+    ok_fatal ("no input files");
+  /* A damaged input should be named here, not deep inside lto1.  */
+  for (size_t i = 0; i < inputs.n; i++)
+    if (ok_elf_check_input (inputs.v[i]) < 0)
+      return 1;
+
+  ctx.collect_gcc = getenv ("COLLECT_GCC");
+  if (!ctx.collect_gcc || !*ctx.collect_gcc)
+    ok_fatal ("COLLECT_GCC is not set; mkoffload is run by gcc's"
+	      " lto-wrapper");
+
+  const char *cc = getenv (mko_target.accel_cc_env);
+  if (!cc || !*cc)
+    cc = mko_target.accel_cc;
+  char *found = mko_find_program (cc);
+  if (!found)
+    ok_fatal ("accel compiler '%s' not found (install %s)", cc,
+	      mko_target.package);
+  ctx.accel_cc = found;
+
+  if (mko_target.build (&ctx) < 0)
+    return 1;
+
+  const char *cfile = mko_intermediate (&ctx, ".c");
+  if (mko_write_wrapper (&ctx, cfile) < 0
+      || mko_compile_wrapper (&ctx, cfile) < 0)
+    return 1;
+  return 0;
+}

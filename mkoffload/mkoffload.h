@@ -1,0 +1,84 @@
+/* mkoffload: turns the LTO objects lto-wrapper hands over into a host
+   object that embeds the device image and registers it with libgomp.
+
+   mkoffload.c is the driver, shared by all targets: it parses the
+   arguments, checks the inputs, finds the accel compiler, and writes and
+   compiles the wrapper (wrapper.c).  Everything specific to one offload
+   target (its compiler, extra flags, image format, verification) sits
+   behind struct mko_target, one target-*.c file each.  */
+
+#ifndef OFFLOADKIT_MKOFFLOAD_H
+#define OFFLOADKIT_MKOFFLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Text of common/offload-desc.h (generated desc-header.c).  */
+extern const char mko_desc_header[];
+
+/* A growable, NULL-terminated vector of strings.  */
+struct mko_argv
+{
+  const char **v;
+  size_t n, cap;
+};
+void mko_argv_push (struct mko_argv *a, const char *s);
+
+struct mko_ctx;
+
+struct mko_target
+{
+  const char *name;		/* "nvptx-none": the -foffload= target.  */
+  int device_type;		/* OK_GOMP_DEVICE_*.  */
+  const char *accel_cc;		/* Default accel compiler (no directory).  */
+  const char *accel_cc_env;	/* Environment variable overriding it.  */
+  const char *package;		/* Distribution package providing it.  */
+  /* Run the accel compiler on CTX's inputs and fill CTX's image fields.
+     Return 0, or -1 after reporting one error.  */
+  int (*build) (struct mko_ctx *ctx);
+};
+
+/* The one target this program is built for (target-*.c).  */
+extern const struct mko_target mko_target;
+
+struct mko_ctx
+{
+  const struct mko_target *target;
+
+  /* From the command line and COLLECT_GCC_OPTIONS.  */
+  int fopenmp, fopenacc;
+  int fpic, fPIC;
+  int save_temps;
+  const char *outname;		/* -o: the host object to produce.  */
+  const char *dumpbase;		/* -dumpbase, else OUTNAME.  */
+  /* Arguments for the accel compiler, in order (everything but -o OUT,
+     -dumpbase X, -save-temps and -v, which the target adds itself).  */
+  struct mko_argv passthrough;
+  const char *collect_gcc;	/* Host driver compiling the wrapper.  */
+  const char *accel_cc;		/* Resolved accel compiler.  */
+
+  /* Filled in by the target's build ().  */
+  const char *image_path;	/* File embedded with .incbin.  */
+  /* Add a NUL byte after the file's contents (the image format wants
+     NUL-terminated pieces and the file lacks the last one).  */
+  int image_add_nul;
+  uint32_t image_format;	/* OK_IMAGE_*.  */
+  uint32_t arch;
+  struct mko_argv func_names;
+  struct mko_argv var_names;
+};
+
+/* Name of an intermediate file: DUMPBASE.SUFFIX, kept, with -save-temps;
+   otherwise a registered temporary file ending in SUFFIX.  */
+const char *mko_intermediate (struct mko_ctx *ctx, const char *suffix);
+
+/* Find PROG like GCC finds its helpers: PROG itself when it has a '/',
+   else in the directory of COLLECT_GCC, the COMPILER_PATH entries and
+   PATH, in that order.  NULL when it is nowhere executable.  */
+char *mko_find_program (const char *prog);
+
+/* Look for PROG in the ':'-separated directory list DIRS (an empty entry
+   means the current directory, as in PATH).  NULL when absent.  */
+char *mko_search_path (const char *prog, const char *dirs);
+
+#endif /* OFFLOADKIT_MKOFFLOAD_H */
