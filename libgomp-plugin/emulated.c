@@ -1,0 +1,817 @@
+/* The emulated device (OFFLOADKIT_EMULATE=N): runs each target region's
+   host-fallback function, but on separate "device" memory, so that
+   programs exercise the whole offloading protocol (mapping, copies, images,
+   asynchronous regions) without a GPU, and mapping mistakes show.
+
+   Device memory is host memory from malloc, so device pointers given to a
+   region work as they are.  Each allocation is its own malloc block,
+   filled with a poison byte and recorded in a sorted per-device registry:
+   copies must stay inside one live block and only live blocks may be
+   freed, which turns mapping bugs into errors instead of silent
+   corruption.
+
+   Host-fallback code reads and writes `declare target' variables through
+   their host symbols.  To make it see the device's copies, a launch swaps
+   the bytes of every image variable of its device with the host globals,
+   runs, and swaps back, all under one process-wide lock (the globals exist
+   once per process).  Copies that touch a variable's device copy take the
+   same lock, so they never see a half-swapped state.  `declare target
+   link' variables are reached both ways (see emu_link_view).
+
+   Each device has a worker thread that runs its regions in order, like a
+   stream: the region starts from a fresh OpenMP thread state, as libgomp's
+   own host fallback does, and asynchronous launches just queue.  */
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugin-core.h"
+
+/* Filling new device memory with this makes reads of data that was never
+   copied in stand out.  */
+#define EMU_POISON 0xa5
+
+/* More would only be a typo.  */
+#define EMU_MAX_DEVICES 64
+
+enum emu_kind
+{
+  EMU_USER,			/* From alloc; free may release it.  */
+  EMU_VAR,			/* An image variable's device copy.  */
+  EMU_DEVNUM			/* An image's __gomp_device_num.  */
+};
+
+/* One live allocation.  SWAPS counts the `declare target link' objects
+   mapped in it that a running region also sees through their host objects
+   (one mapping libgomp made may hold several): the block must not change
+   or go away behind the region's back.  */
+struct emu_block
+{
+  char *start;
+  size_t size;
+  enum emu_kind kind;
+  unsigned swaps;
+};
+
+struct emu_var
+{
+  char *host;			/* The host global.  */
+  size_t size;			/* Its size, without the link bit.  */
+  bool link;			/* `declare target link': COPY is a pointer.  */
+  char *copy;			/* Device copy (a block of kind EMU_VAR).  */
+  /* While a region runs: the device bytes HOST stands for (COPY, or for a
+     link variable the mapping), else NULL.  */
+  char *swapped;
+  size_t swapped_n;		/* Link variables: bytes in view.  */
+  char *link_save;		/* Link variables: host bytes, then the
+				   mapping's bytes at the start.  */
+};
+
+struct emu_image
+{
+  struct emu_image *next;
+  size_t num_vars;
+  struct emu_var *vars;
+  char *device_num;
+};
+
+/* A queued launch.  Synchronous ones live on the launcher's stack.  */
+struct emu_job
+{
+  struct emu_job *next;
+  void (*fn) (void **);
+  void **tgt_vars;
+  void *async_data;		/* Non-NULL: asynchronous, free when done.  */
+  bool done;
+};
+
+struct emu_device
+{
+  int local;
+
+  pthread_mutex_t mem_lock;	/* Guards the registry.  */
+  struct emu_block *blocks;	/* Sorted by start.  */
+  size_t num_blocks, max_blocks;
+
+  /* Changed only under emu_region_lock, which launches hold.  */
+  struct emu_image *images;
+
+  pthread_mutex_t queue_lock;
+  pthread_cond_t queue_cond;	/* Signalled for the worker.  */
+  pthread_cond_t done_cond;	/* Signalled when a synchronous job ends.  */
+  struct emu_job *head, *tail;
+  bool stopping;
+  pthread_t worker;
+};
+
+/* Held while any region runs, on any emulated device.  */
+static pthread_mutex_t emu_region_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The device whose region the current thread is running (then it also
+   holds emu_region_lock), or NULL.  */
+static __thread struct emu_device *emu_current;
+
+#define EMU_ERROR(dev, fmt, ...) \
+  GOMP_PLUGIN_error ("offloadkit-%s: emulated device %d: " fmt, \
+		     ok_plugin.name, (dev)->local, ##__VA_ARGS__)
+
+static void emu_swap_vars (struct emu_device *dev, bool in);
+
+/* The region lock, unless this thread already holds it because it is
+   running a region.  Return whether it was taken.  */
+static bool
+emu_lock_region (void)
+{
+  if (emu_current != NULL)
+    return false;
+  pthread_mutex_lock (&emu_region_lock);
+  return true;
+}
+
+static void
+emu_unlock_region (bool taken)
+{
+  if (taken)
+    pthread_mutex_unlock (&emu_region_lock);
+}
+
+/* The registry.  The caller holds DEV->mem_lock.  */
+
+/* Index of the first block that starts after PTR.  */
+static size_t
+reg_upper (struct emu_device *dev, const char *ptr)
+{
+  size_t lo = 0, hi = dev->num_blocks;
+  while (lo < hi)
+    {
+      size_t mid = lo + (hi - lo) / 2;
+      if ((uintptr_t) dev->blocks[mid].start <= (uintptr_t) ptr)
+	lo = mid + 1;
+      else
+	hi = mid;
+    }
+  return lo;
+}
+
+/* The block holding all of [PTR, PTR + N), N > 0, or NULL.  */
+static struct emu_block *
+reg_find (struct emu_device *dev, const void *ptr, size_t n)
+{
+  size_t i = reg_upper (dev, ptr);
+  if (i == 0)
+    return NULL;
+  struct emu_block *b = &dev->blocks[i - 1];
+  uintptr_t off = (uintptr_t) ptr - (uintptr_t) b->start;
+  if (off >= b->size || n > b->size - off)
+    return NULL;
+  return b;
+}
+
+/* The block that starts exactly at PTR, or NULL.  */
+static struct emu_block *
+reg_exact (struct emu_device *dev, const void *ptr)
+{
+  size_t i = reg_upper (dev, ptr);
+  if (i == 0 || dev->blocks[i - 1].start != ptr)
+    return NULL;
+  return &dev->blocks[i - 1];
+}
+
+static bool
+reg_insert (struct emu_device *dev, char *start, size_t size,
+	    enum emu_kind kind)
+{
+  if (dev->num_blocks == dev->max_blocks)
+    {
+      size_t max = dev->max_blocks ? 2 * dev->max_blocks : 64;
+      struct emu_block *blocks = realloc (dev->blocks, max * sizeof *blocks);
+      if (blocks == NULL)
+	return false;
+      dev->blocks = blocks;
+      dev->max_blocks = max;
+    }
+  size_t i = reg_upper (dev, start);
+  memmove (&dev->blocks[i + 1], &dev->blocks[i],
+	   (dev->num_blocks - i) * sizeof *dev->blocks);
+  dev->blocks[i] = (struct emu_block) { .start = start, .size = size,
+					.kind = kind, .swaps = 0 };
+  dev->num_blocks++;
+  return true;
+}
+
+static void
+reg_remove (struct emu_device *dev, struct emu_block *b)
+{
+  size_t i = (size_t) (b - dev->blocks);
+  memmove (b, b + 1, (dev->num_blocks - i - 1) * sizeof *b);
+  dev->num_blocks--;
+}
+
+/* A new poisoned block of SIZE bytes (a unique one for 0), or NULL after
+   an error.  */
+static char *
+emu_new_block (struct emu_device *dev, size_t size, enum emu_kind kind)
+{
+  char *p = malloc (size ? size : 1);
+  if (p == NULL)
+    {
+      EMU_ERROR (dev, "out of memory allocating %zu bytes", size);
+      return NULL;
+    }
+  memset (p, EMU_POISON, size ? size : 1);
+  pthread_mutex_lock (&dev->mem_lock);
+  bool ok = reg_insert (dev, p, size, kind);
+  pthread_mutex_unlock (&dev->mem_lock);
+  if (!ok)
+    {
+      free (p);
+      EMU_ERROR (dev, "out of memory recording an allocation");
+      return NULL;
+    }
+  return p;
+}
+
+/* Release a block that load_image made (no error checking needed).  */
+static void
+emu_drop_block (struct emu_device *dev, char *p)
+{
+  if (p == NULL)
+    return;
+  pthread_mutex_lock (&dev->mem_lock);
+  struct emu_block *b = reg_exact (dev, p);
+  if (b != NULL)
+    reg_remove (dev, b);
+  pthread_mutex_unlock (&dev->mem_lock);
+  free (p);
+}
+
+/* Copies and frees.  */
+
+/* Whether a region running on the device might be using B's bytes through
+   a host global: then it must not be read, written or freed meanwhile.  */
+static bool
+emu_block_shared (const struct emu_block *b)
+{
+  return b->kind == EMU_VAR || b->swaps > 0;
+}
+
+/* Check that [PTR, PTR + N), N > 0, lies in one live block and store a
+   copy of it in *OUT; error naming WHAT if not.  If the block is shared,
+   make sure the region lock is held: *HELD says whether this thread took
+   it (the caller releases it, also after an error).  */
+static bool
+emu_access (struct emu_device *dev, const void *ptr, size_t n,
+	    const char *what, struct emu_block *out, bool *held)
+{
+  for (;;)
+    {
+      pthread_mutex_lock (&dev->mem_lock);
+      struct emu_block *b = reg_find (dev, ptr, n);
+      if (b != NULL)
+	*out = *b;
+      pthread_mutex_unlock (&dev->mem_lock);
+      if (b == NULL)
+	{
+	  EMU_ERROR (dev, "%s [%p, %p) is not inside one live allocation",
+		     what, ptr, (const void *) ((const char *) ptr + n));
+	  return false;
+	}
+      if (*held || emu_current != NULL || !emu_block_shared (out))
+	return true;
+      /* Look again under the lock: the block may have gone meanwhile.  */
+      *held = emu_lock_region ();
+    }
+}
+
+/* Copy N bytes from SRC to DST; CHECK_SRC and CHECK_DST say which of them
+   are device addresses.  */
+static bool
+emu_copy (struct emu_device *dev, void *dst, const void *src, size_t n,
+	  bool check_src, bool check_dst)
+{
+  struct emu_block bs = { 0 }, bd = { 0 };
+  bool held = false;
+  if (n == 0)
+    return true;
+  if ((check_src
+       && !emu_access (dev, src, n, "copy from device memory", &bs, &held))
+      || (check_dst
+	  && !emu_access (dev, dst, n, "copy to device memory", &bd, &held)))
+    {
+      emu_unlock_region (held);
+      return false;
+    }
+  /* A region copying device memory that its own launch has swapped with
+     host globals (omp_target_memcpy inside the region, say) must see the
+     device's bytes: swap back around the copy.  */
+  bool reswap = (emu_current == dev
+		 && (emu_block_shared (&bs) || emu_block_shared (&bd)));
+  if (reswap)
+    emu_swap_vars (dev, false);
+  memmove (dst, src, n);
+  if (reswap)
+    emu_swap_vars (dev, true);
+  emu_unlock_region (held);
+  return true;
+}
+
+static bool
+emu_host2dev (void *d, void *dst, const void *src, size_t n)
+{
+  return emu_copy (d, dst, src, n, false, true);
+}
+
+static bool
+emu_dev2host (void *d, void *dst, const void *src, size_t n)
+{
+  return emu_copy (d, dst, src, n, true, false);
+}
+
+static bool
+emu_dev2dev (void *d, void *dst, const void *src, size_t n)
+{
+  return emu_copy (d, dst, src, n, true, true);
+}
+
+static void *
+emu_alloc (void *d, size_t size)
+{
+  return emu_new_block (d, size, EMU_USER);
+}
+
+static bool
+emu_free (void *d, void *ptr)
+{
+  struct emu_device *dev = d;
+  bool held = false;
+  if (ptr == NULL)
+    return true;
+  for (;;)
+    {
+      pthread_mutex_lock (&dev->mem_lock);
+      struct emu_block *b = reg_exact (dev, ptr);
+      const char *why = NULL;
+      if (b == NULL)
+	why = "it is not the start of a live allocation";
+      else if (b->kind != EMU_USER)
+	why = "it belongs to a loaded image";
+      else if (b->swaps > 0 && emu_current != NULL)
+	why = "the running target region uses it";
+      else if (b->swaps == 0 || held)
+	reg_remove (dev, b);
+      else
+	b = NULL;		/* Shared: retry under the region lock.  */
+      pthread_mutex_unlock (&dev->mem_lock);
+      if (why != NULL)
+	{
+	  emu_unlock_region (held);
+	  EMU_ERROR (dev, "cannot free %p: %s", ptr, why);
+	  return false;
+	}
+      if (b != NULL)
+	break;
+      held = emu_lock_region ();
+    }
+  emu_unlock_region (held);
+  free (ptr);
+  return true;
+}
+
+/* Images.  */
+
+static void
+emu_free_image (struct emu_device *dev, struct emu_image *img)
+{
+  for (size_t i = 0; i < img->num_vars; i++)
+    emu_drop_block (dev, img->vars[i].copy);
+  emu_drop_block (dev, img->device_num);
+  free (img->vars);
+  free (img);
+}
+
+static bool
+emu_load_image (void *d, const struct ok_image_req *req, void **handle)
+{
+  struct emu_device *dev = d;
+  const struct ok_host_table *host = &req->desc->host;
+  struct emu_image *img = calloc (1, sizeof *img);
+  struct emu_var *vars = calloc (req->num_vars ? req->num_vars : 1,
+				 sizeof *vars);
+  if (img == NULL || vars == NULL)
+    {
+      free (img);
+      free (vars);
+      EMU_ERROR (dev, "out of memory loading an image");
+      return false;
+    }
+  img->vars = vars;
+
+  /* Functions run as themselves: the host-fallback code is the device
+     code.  */
+  for (size_t i = 0; i < req->num_funcs; i++)
+    {
+      req->table[i].start = (uintptr_t) host->funcs[i];
+      req->table[i].end = req->table[i].start + 1;
+    }
+
+  /* The wrapper's snapshot of the initial values, when it took one, is
+     what a real device image would start from.  */
+  const unsigned char *init = NULL;
+  if (req->desc->host_var_init != NULL)
+    init = *req->desc->host_var_init;
+
+  for (size_t i = 0; i < req->num_vars; i++)
+    {
+      struct emu_var *v = &vars[i];
+      uintptr_t size = (uintptr_t) host->vars[2 * i + 1];
+      v->host = (char *) host->vars[2 * i];
+      v->link = (size & OK_GOMP_LINK_BIT) != 0;
+      v->size = (size_t) (size & ~OK_GOMP_LINK_BIT);
+      size_t copy_size = v->link ? sizeof (void *) : v->size;
+      v->copy = emu_new_block (dev, copy_size, EMU_VAR);
+      img->num_vars = i + 1;
+      if (v->copy == NULL)
+	goto fail;
+      if (v->link)
+	/* Null until libgomp maps the variable and stores its address.  */
+	memset (v->copy, 0, sizeof (void *));
+      else if (init != NULL)
+	{
+	  memcpy (v->copy, init, v->size);
+	  init += v->size;
+	}
+      else
+	memcpy (v->copy, v->host, v->size);
+      req->table[req->num_funcs + i].start = (uintptr_t) v->copy;
+      req->table[req->num_funcs + i].end = (uintptr_t) v->copy + copy_size;
+    }
+
+  img->device_num = emu_new_block (dev, sizeof (int), EMU_DEVNUM);
+  if (img->device_num == NULL)
+    goto fail;
+  memset (img->device_num, 0, sizeof (int));
+  struct ok_addr_pair *last = &req->table[req->num_funcs + req->num_vars];
+  last->start = (uintptr_t) img->device_num;
+  last->end = last->start + sizeof (int);
+
+  bool locked = emu_lock_region ();
+  img->next = dev->images;
+  dev->images = img;
+  emu_unlock_region (locked);
+  *handle = img;
+  return true;
+
+ fail:
+  emu_free_image (dev, img);
+  return false;
+}
+
+static bool
+emu_unload_image (void *d, void *handle)
+{
+  struct emu_device *dev = d;
+  struct emu_image *img = handle;
+  /* Not while a region might have its variables swapped in.  */
+  bool locked = emu_lock_region ();
+  if (emu_current == dev)
+    {
+      emu_unlock_region (locked);
+      EMU_ERROR (dev, "cannot unload an image from inside one of the"
+		 " device's target regions");
+      return false;
+    }
+  struct emu_image **link = &dev->images;
+  while (*link != NULL && *link != img)
+    link = &(*link)->next;
+  if (*link != NULL)
+    *link = img->next;
+  emu_unlock_region (locked);
+  emu_free_image (dev, img);
+  return true;
+}
+
+/* Running regions.  */
+
+static void
+emu_swap_bytes (char *a, char *b, size_t n)
+{
+  char tmp[256];
+  while (n > 0)
+    {
+      size_t chunk = n < sizeof tmp ? n : sizeof tmp;
+      memcpy (tmp, a, chunk);
+      memcpy (a, b, chunk);
+      memcpy (b, tmp, chunk);
+      a += chunk;
+      b += chunk;
+      n -= chunk;
+    }
+}
+
+/* Start (IN) or end the device view of one `declare target link'
+   variable.  The region's own body reaches a link variable through the
+   mapped address libgomp passes in TGT_VARS, but host functions it calls
+   name the host object.  So both must hold the device data during the
+   run: copy the mapping into the host object, and afterwards take back
+   into the mapping each byte that code changed through the host object,
+   then restore the host's own bytes.  Called with DEV->mem_lock held.  */
+static void
+emu_link_view (struct emu_device *dev, struct emu_var *v, bool in)
+{
+  if (!in)
+    {
+      size_t n = v->swapped_n;
+      struct emu_block *b = reg_find (dev, v->swapped, n);
+      /* Frees of such blocks wait for the region, so B exists.  */
+      if (b != NULL)
+	{
+	  const char *before = v->link_save + n;
+	  for (size_t i = 0; i < n; i++)
+	    if (v->host[i] != before[i])
+	      v->swapped[i] = v->host[i];
+	  b->swaps--;
+	}
+      memcpy (v->host, v->link_save, n);
+      free (v->link_save);
+      v->link_save = NULL;
+      v->swapped = NULL;
+      v->swapped_n = 0;
+      return;
+    }
+
+  /* Only a mapped link variable has device data: its slot points into a
+     live mapping (after an unmap it may dangle, so check).  A partial
+     mapping holds only part of the object.  */
+  char *target = *(char **) v->copy;
+  struct emu_block *b = target != NULL ? reg_find (dev, target, 1) : NULL;
+  if (b == NULL)
+    return;
+  size_t avail = b->size - (size_t) (target - b->start);
+  size_t n = v->size < avail ? v->size : avail;
+  char *save = n > 0 ? malloc (2 * n) : NULL;
+  if (save == NULL)
+    return;			/* The region sees the host object.  */
+  memcpy (save, v->host, n);
+  memcpy (save + n, target, n);
+  memcpy (v->host, target, n);
+  v->link_save = save;
+  v->swapped = target;
+  v->swapped_n = n;
+  b->swaps++;
+}
+
+/* Give the host globals the device's values of its variables (IN), or
+   give them back.  Called with emu_region_lock held.  */
+static void
+emu_swap_vars (struct emu_device *dev, bool in)
+{
+  pthread_mutex_lock (&dev->mem_lock);
+  for (struct emu_image *img = dev->images; img != NULL; img = img->next)
+    for (size_t i = 0; i < img->num_vars; i++)
+      {
+	struct emu_var *v = &img->vars[i];
+	if (v->link)
+	  {
+	    if (in || v->swapped != NULL)
+	      emu_link_view (dev, v, in);
+	  }
+	else if (in ? v->size > 0 : v->swapped != NULL)
+	  {
+	    /* The copy is a block of its own, alive while the image is.  */
+	    emu_swap_bytes (v->host, v->copy, v->size);
+	    v->swapped = in ? v->copy : NULL;
+	  }
+      }
+  pthread_mutex_unlock (&dev->mem_lock);
+}
+
+static void
+emu_execute (struct emu_device *dev, struct emu_job *job)
+{
+  pthread_mutex_lock (&emu_region_lock);
+  emu_current = dev;
+  emu_swap_vars (dev, true);
+  job->fn (job->tgt_vars);
+  emu_swap_vars (dev, false);
+  emu_current = NULL;
+  pthread_mutex_unlock (&emu_region_lock);
+}
+
+static void *
+emu_worker (void *d)
+{
+  struct emu_device *dev = d;
+  pthread_mutex_lock (&dev->queue_lock);
+  for (;;)
+    {
+      while (dev->head == NULL && !dev->stopping)
+	pthread_cond_wait (&dev->queue_cond, &dev->queue_lock);
+      struct emu_job *job = dev->head;
+      if (job == NULL)
+	break;			/* Stopping, and the queue is drained.  */
+      dev->head = job->next;
+      if (dev->head == NULL)
+	dev->tail = NULL;
+      pthread_mutex_unlock (&dev->queue_lock);
+
+      emu_execute (dev, job);
+
+      if (job->async_data != NULL)
+	{
+	  void *async_data = job->async_data;
+	  free (job);
+	  GOMP_PLUGIN_target_task_completion (async_data);
+	  pthread_mutex_lock (&dev->queue_lock);
+	}
+      else
+	{
+	  pthread_mutex_lock (&dev->queue_lock);
+	  job->done = true;
+	  pthread_cond_broadcast (&dev->done_cond);
+	}
+    }
+  pthread_mutex_unlock (&dev->queue_lock);
+  return NULL;
+}
+
+static void
+emu_enqueue (struct emu_device *dev, struct emu_job *job)
+{
+  job->next = NULL;
+  if (dev->tail != NULL)
+    dev->tail->next = job;
+  else
+    dev->head = job;
+  dev->tail = job;
+  pthread_cond_signal (&dev->queue_cond);
+}
+
+/* A region that launches another would wait for itself: the worker, or the
+   region lock, is busy with it.  */
+static bool
+emu_check_nested (struct emu_device *dev)
+{
+  if (emu_current == NULL)
+    return true;
+  EMU_ERROR (dev, "cannot launch a target region from inside a target"
+	     " region (running on emulated device %d)", emu_current->local);
+  return false;
+}
+
+static bool
+emu_run (void *d, void *fn, void *tgt_vars, const struct ok_launch *launch)
+{
+  struct emu_device *dev = d;
+  (void) launch;
+  if (!emu_check_nested (dev))
+    return false;
+  struct emu_job job = { .fn = (void (*) (void **)) fn,
+			 .tgt_vars = tgt_vars };
+  pthread_mutex_lock (&dev->queue_lock);
+  emu_enqueue (dev, &job);
+  while (!job.done)
+    pthread_cond_wait (&dev->done_cond, &dev->queue_lock);
+  pthread_mutex_unlock (&dev->queue_lock);
+  return true;
+}
+
+static bool
+emu_async_run (void *d, void *fn, void *tgt_vars,
+	       const struct ok_launch *launch, void *async_data)
+{
+  struct emu_device *dev = d;
+  (void) launch;
+  if (!emu_check_nested (dev))
+    return false;
+  if (async_data == NULL)
+    {
+      EMU_ERROR (dev, "asynchronous launch without completion data");
+      return false;
+    }
+  struct emu_job *job = malloc (sizeof *job);
+  if (job == NULL)
+    {
+      EMU_ERROR (dev, "out of memory queueing a target region");
+      return false;
+    }
+  *job = (struct emu_job) { .fn = (void (*) (void **)) fn,
+			    .tgt_vars = tgt_vars,
+			    .async_data = async_data };
+  pthread_mutex_lock (&dev->queue_lock);
+  emu_enqueue (dev, job);
+  pthread_mutex_unlock (&dev->queue_lock);
+  return true;
+}
+
+/* Devices.  */
+
+static int
+emu_probe (void)
+{
+  const char *env = getenv ("OFFLOADKIT_EMULATE");
+  if (env == NULL || *env == '\0')
+    return 0;
+  char *end;
+  errno = 0;
+  long n = strtol (env, &end, 10);
+  if (errno != 0 || *end != '\0' || end == env || n < 0
+      || n > EMU_MAX_DEVICES || (env[0] < '0' || env[0] > '9'))
+    {
+      GOMP_PLUGIN_error ("offloadkit-%s: OFFLOADKIT_EMULATE=\"%s\" is not a"
+			 " number of emulated devices from 0 to %d; no"
+			 " emulated devices", ok_plugin.name, env,
+			 EMU_MAX_DEVICES);
+      return 0;
+    }
+  return (int) n;
+}
+
+static void *
+emu_init_device (int local)
+{
+  struct emu_device *dev = calloc (1, sizeof *dev);
+  if (dev == NULL)
+    {
+      GOMP_PLUGIN_error ("offloadkit-%s: emulated device %d: out of memory",
+			 ok_plugin.name, local);
+      return NULL;
+    }
+  dev->local = local;
+  pthread_mutex_init (&dev->mem_lock, NULL);
+  pthread_mutex_init (&dev->queue_lock, NULL);
+  pthread_cond_init (&dev->queue_cond, NULL);
+  pthread_cond_init (&dev->done_cond, NULL);
+  int err = pthread_create (&dev->worker, NULL, emu_worker, dev);
+  if (err != 0)
+    {
+      EMU_ERROR (dev, "cannot start its thread: %s", strerror (err));
+      pthread_cond_destroy (&dev->done_cond);
+      pthread_cond_destroy (&dev->queue_cond);
+      pthread_mutex_destroy (&dev->queue_lock);
+      pthread_mutex_destroy (&dev->mem_lock);
+      free (dev);
+      return NULL;
+    }
+  return dev;
+}
+
+static bool
+emu_fini_device (void *d)
+{
+  struct emu_device *dev = d;
+  if (emu_current != NULL)
+    {
+      /* exit () called inside a region (libgomp finalises devices from
+	 atexit): this thread cannot wait for any worker, which might wait
+	 for it.  Leave everything to the ending process.  */
+      OK_DEBUG ("emulated device %d left running: the program exits from"
+		" inside a target region", dev->local);
+      return true;
+    }
+  /* The worker finishes what is queued, then ends.  */
+  pthread_mutex_lock (&dev->queue_lock);
+  dev->stopping = true;
+  pthread_cond_signal (&dev->queue_cond);
+  pthread_mutex_unlock (&dev->queue_lock);
+  pthread_join (dev->worker, NULL);
+
+  bool locked = emu_lock_region ();
+  struct emu_image *images = dev->images;
+  dev->images = NULL;
+  emu_unlock_region (locked);
+  while (images != NULL)
+    {
+      struct emu_image *next = images->next;
+      emu_free_image (dev, images);
+      images = next;
+    }
+  /* What the program did not free goes with the device.  */
+  for (size_t i = 0; i < dev->num_blocks; i++)
+    free (dev->blocks[i].start);
+  free (dev->blocks);
+  pthread_cond_destroy (&dev->done_cond);
+  pthread_cond_destroy (&dev->queue_cond);
+  pthread_mutex_destroy (&dev->queue_lock);
+  pthread_mutex_destroy (&dev->mem_lock);
+  free (dev);
+  return true;
+}
+
+const struct ok_backend ok_backend_emulated = {
+  .name = "emulated",
+  .probe = emu_probe,
+  .init_device = emu_init_device,
+  .fini_device = emu_fini_device,
+  .load_image = emu_load_image,
+  .unload_image = emu_unload_image,
+  .alloc = emu_alloc,
+  .free = emu_free,
+  .host2dev = emu_host2dev,
+  .dev2host = emu_dev2host,
+  .dev2dev = emu_dev2dev,
+  .run = emu_run,
+  .async_run = emu_async_run,
+};

@@ -1,0 +1,20 @@
+/* libgomp-plugin-nvptx.so.1: the plugin libgomp loads for
+   -foffload=nvptx-none programs.  Only its identity and its backends are
+   here; plugin-core.c implements the entry points.  */
+
+#include "plugin-core.h"
+
+/* Devices are numbered in this order; emulated ones (OFFLOADKIT_EMULATE)
+   come after real ones.  */
+static const struct ok_backend *const nvptx_backends[] = {
+  &ok_backend_emulated,
+  NULL
+};
+
+const struct ok_plugin ok_plugin = {
+  .name = "nvptx",
+  .device_type = OK_GOMP_DEVICE_NVIDIA_PTX,
+  .caps = OK_GOMP_CAP_OPENMP_400,
+  .gcc_dev_version = OK_GCC_DEV_VERSION_NVPTX,
+  .backends = nvptx_backends,
+};

@@ -1,0 +1,1081 @@
+/* Unit tests of a built offloadkit plugin, without libgomp.
+
+   Usage: plugin-harness PLUGIN.so
+
+   Plays libgomp's part: dlopens the plugin, provides the GOMP_PLUGIN_*
+   callbacks it binds to (this program is linked with -rdynamic), builds
+   image descriptors in memory around real host functions and variables, and
+   drives the GOMP_OFFLOAD_* entry points on emulated devices.  Prints one
+   "PASS: name" or "FAIL: name" line per check (plugin.exp turns them into
+   DejaGnu results) and exits with 1 if any check failed.
+
+   Environment checks (device counts, silence without devices) each run in
+   a forked child, because the plugin reads OFFLOADKIT_EMULATE once.  */
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gomp-abi.h"
+#include "offload-desc.h"
+
+static const char *plugin_path;
+static int failures;
+/* Prefix of the check names in a child, which tells the children apart.  */
+static const char *check_prefix = "";
+
+static void
+check (const char *name, bool ok)
+{
+  printf ("%s: %s%s\n", ok ? "PASS" : "FAIL", check_prefix, name);
+  fflush (stdout);
+  if (!ok)
+    failures++;
+}
+
+/* ------------------------------------------------------------------ */
+/* libgomp's side of the plugin interface.  */
+
+static pthread_mutex_t cb_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cb_cond = PTHREAD_COND_INITIALIZER;
+static char last_error[1024];
+static int error_count;
+static int completions;
+static void *last_completion;
+static bool verbose;
+
+/* A test that expects GOMP_PLUGIN_fatal arms this in its thread.  */
+static __thread jmp_buf *fatal_jump;
+static char last_fatal[1024];
+
+void *
+GOMP_PLUGIN_malloc (size_t n)
+{
+  void *p = malloc (n);
+  if (p == NULL)
+    abort ();
+  return p;
+}
+
+void *
+GOMP_PLUGIN_malloc_cleared (size_t n)
+{
+  void *p = calloc (1, n);
+  if (p == NULL)
+    abort ();
+  return p;
+}
+
+void *
+GOMP_PLUGIN_realloc (void *p, size_t n)
+{
+  p = realloc (p, n);
+  if (p == NULL)
+    abort ();
+  return p;
+}
+
+void
+GOMP_PLUGIN_target_task_completion (void *data)
+{
+  pthread_mutex_lock (&cb_lock);
+  completions++;
+  last_completion = data;
+  pthread_cond_broadcast (&cb_cond);
+  pthread_mutex_unlock (&cb_lock);
+}
+
+static char last_debug[1024];
+
+void
+GOMP_PLUGIN_debug (int kind, const char *msg, ...)
+{
+  (void) kind;
+  va_list ap;
+  pthread_mutex_lock (&cb_lock);
+  va_start (ap, msg);
+  vsnprintf (last_debug, sizeof last_debug, msg, ap);
+  va_end (ap);
+  if (verbose)
+    fputs (last_debug, stderr);
+  pthread_mutex_unlock (&cb_lock);
+}
+
+void
+GOMP_PLUGIN_error (const char *msg, ...)
+{
+  va_list ap;
+  pthread_mutex_lock (&cb_lock);
+  va_start (ap, msg);
+  vsnprintf (last_error, sizeof last_error, msg, ap);
+  va_end (ap);
+  error_count++;
+  if (verbose)
+    fprintf (stderr, "plugin error: %s\n", last_error);
+  pthread_mutex_unlock (&cb_lock);
+}
+
+void
+GOMP_PLUGIN_fatal (const char *msg, ...)
+{
+  va_list ap;
+  va_start (ap, msg);
+  vsnprintf (last_fatal, sizeof last_fatal, msg, ap);
+  va_end (ap);
+  if (fatal_jump != NULL)
+    longjmp (*fatal_jump, 1);
+  fprintf (stderr, "plugin-harness: unexpected fatal error: %s\n",
+	   last_fatal);
+  exit (2);
+}
+
+static int
+errors_now (void)
+{
+  pthread_mutex_lock (&cb_lock);
+  int n = error_count;
+  pthread_mutex_unlock (&cb_lock);
+  return n;
+}
+
+/* Whether exactly one error was reported since BEFORE and it contains
+   every one of the NULL-terminated strings.  */
+static bool
+error_says (int before, ...)
+{
+  bool ok = errors_now () == before + 1;
+  va_list ap;
+  va_start (ap, before);
+  for (const char *s; (s = va_arg (ap, const char *)) != NULL;)
+    if (strstr (last_error, s) == NULL)
+      ok = false;
+  va_end (ap);
+  if (!ok)
+    fprintf (stderr, "  (errors %d -> %d, last: %s)\n", before, errors_now (),
+	     last_error);
+  return ok;
+}
+
+/* ------------------------------------------------------------------ */
+/* The plugin.  */
+
+static void *plugin;
+static unsigned (*p_version) (void);
+static const char *(*p_get_name) (void);
+static unsigned (*p_get_caps) (void);
+static int (*p_get_type) (void);
+static int (*p_get_num_devices) (void);
+static bool (*p_init_device) (int);
+static bool (*p_fini_device) (int);
+static int (*p_load_image) (int, unsigned, const void *,
+			    struct ok_addr_pair **);
+static bool (*p_unload_image) (int, unsigned, const void *);
+static void *(*p_alloc) (int, size_t);
+static bool (*p_free) (int, void *);
+static bool (*p_host2dev) (int, void *, const void *, size_t);
+static bool (*p_dev2host) (int, void *, const void *, size_t);
+static bool (*p_dev2dev) (int, void *, const void *, size_t);
+static void (*p_run) (int, void *, void *, void **);
+static void (*p_async_run) (int, void *, void *, void **, void *);
+
+static bool
+open_plugin (void)
+{
+  plugin = dlopen (plugin_path, RTLD_NOW | RTLD_LOCAL);
+  if (plugin == NULL)
+    {
+      fprintf (stderr, "plugin-harness: %s\n", dlerror ());
+      return false;
+    }
+  bool ok = true;
+#define SYM(var, name) \
+  do { \
+    *(void **) &var = dlsym (plugin, "GOMP_OFFLOAD_" name); \
+    if (var == NULL) \
+      { \
+	fprintf (stderr, "plugin-harness: no GOMP_OFFLOAD_%s\n", name); \
+	ok = false; \
+      } \
+  } while (0)
+  SYM (p_version, "version");
+  SYM (p_get_name, "get_name");
+  SYM (p_get_caps, "get_caps");
+  SYM (p_get_type, "get_type");
+  SYM (p_get_num_devices, "get_num_devices");
+  SYM (p_init_device, "init_device");
+  SYM (p_fini_device, "fini_device");
+  SYM (p_load_image, "load_image");
+  SYM (p_unload_image, "unload_image");
+  SYM (p_alloc, "alloc");
+  SYM (p_free, "free");
+  SYM (p_host2dev, "host2dev");
+  SYM (p_dev2host, "dev2host");
+  SYM (p_dev2dev, "dev2dev");
+  SYM (p_run, "run");
+  SYM (p_async_run, "async_run");
+#undef SYM
+  return ok;
+}
+
+/* ------------------------------------------------------------------ */
+/* Environment checks, each in a child process.  */
+
+typedef void (*child_fn) (void);
+
+/* Run FN in a child with OFFLOADKIT_EMULATE set to VALUE (NULL: unset).
+   The child's stderr goes to a file; if STDERR_EMPTY, check that the
+   plugin printed nothing there.  */
+static void
+in_child (const char *name, const char *value, child_fn fn, bool stderr_empty)
+{
+  char errfile[] = "/tmp/plugin-harness-XXXXXX";
+  int fd = mkstemp (errfile);
+  if (fd < 0)
+    {
+      check (name, false);
+      return;
+    }
+  fflush (stdout);
+  fflush (stderr);
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      if (value != NULL)
+	setenv ("OFFLOADKIT_EMULATE", value, 1);
+      else
+	unsetenv ("OFFLOADKIT_EMULATE");
+      dup2 (fd, 2);
+      if (!open_plugin ())
+	_exit (3);
+      failures = 0;
+      char prefix[128];
+      snprintf (prefix, sizeof prefix, "%s: ", name);
+      check_prefix = prefix;
+      fn ();
+      dlclose (plugin);
+      fflush (stdout);
+      _exit (failures ? 1 : 0);
+    }
+  int status = 0;
+  waitpid (pid, &status, 0);
+  struct stat st;
+  bool empty = fstat (fd, &st) == 0 && st.st_size == 0;
+  close (fd);
+  unlink (errfile);
+  char buf[256];
+  snprintf (buf, sizeof buf, "%s: child exited normally", name);
+  check (buf, WIFEXITED (status) && WEXITSTATUS (status) <= 1);
+  if (WIFEXITED (status) && WEXITSTATUS (status) == 1)
+    failures++;		/* Already reported by the child.  */
+  if (stderr_empty)
+    {
+      snprintf (buf, sizeof buf, "%s: nothing printed", name);
+      check (buf, empty);
+    }
+}
+
+static void
+child_identity (void)
+{
+  check ("version", p_version () == OK_GOMP_VERSION);
+  check ("name", strcmp (p_get_name (), "nvptx") == 0);
+  check ("type", p_get_type () == OK_GOMP_DEVICE_NVIDIA_PTX);
+  check ("caps", p_get_caps () == OK_GOMP_CAP_OPENMP_400);
+}
+
+static void
+child_no_devices (void)
+{
+  check ("count 0", p_get_num_devices () == 0);
+  check ("count again 0", p_get_num_devices () == 0);
+  check ("no error", errors_now () == 0);
+}
+
+static void
+child_zero (void)
+{
+  check ("count 0", p_get_num_devices () == 0);
+  check ("no error", errors_now () == 0);
+}
+
+static void
+child_three (void)
+{
+  check ("count 3", p_get_num_devices () == 3);
+  check ("no error", errors_now () == 0);
+  int e = errors_now ();
+  check ("device out of range: init fails", !p_init_device (3));
+  check ("device out of range: message",
+	 error_says (e, "no device 3", "has 3", NULL));
+  e = errors_now ();
+  check ("uninitialised device: alloc fails", p_alloc (1, 8) == NULL);
+  check ("uninitialised device: message",
+	 error_says (e, "not initialised", NULL));
+  check ("init and fini device 2", p_init_device (2) && p_fini_device (2));
+}
+
+static void
+child_invalid (void)
+{
+  check ("count 0", p_get_num_devices () == 0);
+  check ("count again 0",
+	 p_get_num_devices () == 0);
+  check ("one error naming it",
+	 error_says (0, "OFFLOADKIT_EMULATE", NULL));
+}
+
+/* ------------------------------------------------------------------ */
+/* Images.  */
+
+/* The `declare target' variables of the test image and their initial
+   values as the wrapper's constructor would have recorded them.  */
+static int hv_counter = 5;
+static double hv_array[4] = { 1, 2, 3, 4 };
+static int hv_link[8];
+static unsigned char hv_snapshot[sizeof hv_counter + sizeof hv_array];
+static const unsigned char *hv_snapshot_ptr;
+
+/* A second image without a snapshot: device copies start from the host
+   contents at load time.  */
+static long hv2_value = 7;
+static const unsigned char *hv2_snapshot_ptr;
+
+static pthread_t region_thread;
+
+/* The variables' device addresses on device 0 and 1 (entries of the first
+   image).  */
+static struct ok_addr_pair vars0[4], vars1[4];
+
+/* Region: counter += 1; store it and the array sum at tgt_vars[0].  */
+static void
+region_count (void **tgt_vars)
+{
+  region_thread = pthread_self ();
+  long *out = tgt_vars[0];
+  hv_counter++;
+  out[0] = hv_counter;
+  out[1] = (long) (hv_array[0] + hv_array[1] + hv_array[2] + hv_array[3]);
+}
+
+/* Region using the link array both ways, as compiled code does: its body
+   through the mapped address in tgt_vars[1], host functions it calls
+   through the host object.  Sums the array into tgt_vars[0] as seen
+   through the host object, then writes an element each way.  */
+static void
+region_link (void **tgt_vars)
+{
+  long *out = tgt_vars[0];
+  int *mapped = tgt_vars[1];
+  long sum = 0;
+  for (int i = 0; i < 8; i++)
+    sum += hv_link[i];
+  out[0] = sum;
+  out[1] = mapped != NULL ? mapped[7] : -1;
+  hv_link[0] = 99;
+  if (mapped != NULL)
+    mapped[1] = 55;
+}
+
+/* Region that waits for the test to let it go.  */
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
+static bool gate_open;
+static int gated_runs;
+
+static void
+region_gated (void **tgt_vars)
+{
+  (void) tgt_vars;
+  pthread_mutex_lock (&gate_lock);
+  while (!gate_open)
+    pthread_cond_wait (&gate_cond, &gate_lock);
+  gated_runs++;
+  pthread_mutex_unlock (&gate_lock);
+}
+
+static void
+region_hv2 (void **tgt_vars)
+{
+  long *out = tgt_vars[0];
+  out[0] = hv2_value;
+  hv2_value = -1;
+}
+
+/* Region that launches another; the plugin must refuse, not hang.  */
+static int nested_device;
+static bool nested_refused;
+
+static void
+region_nested (void **tgt_vars)
+{
+  jmp_buf jb;
+  nested_refused = false;
+  fatal_jump = &jb;
+  if (setjmp (jb) == 0)
+    p_run (nested_device, (void *) region_count, tgt_vars, NULL);
+  else
+    nested_refused = true;
+  fatal_jump = NULL;
+}
+
+/* Region that copies its own device's variable: must see the device
+   value, not the host one parked there during the launch.  */
+static int inner_seen;
+
+static void
+region_inner_copy (void **tgt_vars)
+{
+  (void) tgt_vars;
+  hv_counter = 777;
+  inner_seen = 0;
+  p_dev2host (0, &inner_seen, (void *) vars0[0].start, sizeof inner_seen);
+}
+
+static void *const funcs[] = { (void *) region_count, (void *) region_link,
+			       (void *) region_gated, (void *) region_nested,
+			       (void *) region_inner_copy };
+static void *const vars[] = {
+  &hv_counter, (void *) sizeof hv_counter,
+  hv_array, (void *) sizeof hv_array,
+  hv_link, (void *) (sizeof hv_link | OK_GOMP_LINK_BIT),
+};
+#define NFUNCS (sizeof funcs / sizeof funcs[0])
+#define NVARS (sizeof vars / sizeof vars[0] / 2)
+_Static_assert (sizeof vars0 / sizeof vars0[0] == NVARS + 1,
+		"vars0 holds the variables and device_num");
+
+static const unsigned char fake_ptx[] = "// not really PTX\n";
+static const char *const func_names[] = { "f0", "f1", "f2", "f3", "f4" };
+static const char *const var_names[] = { "hv_counter", "hv_array",
+					 "hv_link" };
+
+static struct ok_tgt_desc tgt;
+static struct ok_openmp_target desc;
+
+static void *const funcs2[] = { (void *) region_hv2 };
+static void *const vars2[] = { &hv2_value, (void *) sizeof hv2_value };
+static const char *const func_names2[] = { "g0" };
+static const char *const var_names2[] = { "hv2_value" };
+static struct ok_tgt_desc tgt2;
+static struct ok_openmp_target desc2;
+
+static const unsigned version = OK_GOMP_VERSION_PACK (1, OK_DEV_VERSION);
+
+static void
+build_descriptors (void)
+{
+  /* Initial values differ from the current host values on purpose.  */
+  int c0 = 42;
+  double a0[4] = { 10, 20, 30, 40 };
+  memcpy (hv_snapshot, &c0, sizeof c0);
+  memcpy (hv_snapshot + sizeof c0, a0, sizeof a0);
+  hv_snapshot_ptr = hv_snapshot;
+
+  tgt = (struct ok_tgt_desc) {
+    .device_type = OK_GOMP_DEVICE_NVIDIA_PTX, .image_format = OK_IMAGE_PTX,
+    .image_start = fake_ptx, .image_end = fake_ptx + sizeof fake_ptx,
+    .num_funcs = NFUNCS, .num_vars = NVARS,
+    .func_names = func_names, .var_names = var_names };
+  desc = (struct ok_openmp_target) {
+    .host = { funcs, funcs + NFUNCS, vars, vars + 2 * NVARS },
+    .magic = OK_DESC_MAGIC, .desc_version = OK_DESC_VERSION,
+    .dev_version = OK_DEV_VERSION, .num_targets = 1, .targets = &tgt,
+    .host_var_init = &hv_snapshot_ptr };
+
+  tgt2 = tgt;
+  tgt2.num_funcs = 1;
+  tgt2.num_vars = 1;
+  tgt2.func_names = func_names2;
+  tgt2.var_names = var_names2;
+  desc2 = desc;
+  desc2.host = (struct ok_host_table) { funcs2, funcs2 + 1, vars2, vars2 + 2 };
+  desc2.targets = &tgt2;
+  desc2.host_var_init = &hv2_snapshot_ptr;
+}
+
+static bool
+entry_is (const struct ok_addr_pair *e, uintptr_t start, size_t size)
+{
+  return e->start == start && e->end - e->start == size;
+}
+
+/* A load that must fail with a message containing NEEDLE1 and NEEDLE2.  */
+static void
+bad_load (const char *name, unsigned ver, const void *data,
+	  const char *needle1, const char *needle2)
+{
+  struct ok_addr_pair *table = NULL;
+  int e = errors_now ();
+  char buf[256];
+  int n = p_load_image (0, ver, data, &table);
+  snprintf (buf, sizeof buf, "%s: load_image returns -1", name);
+  check (buf, n == -1);
+  snprintf (buf, sizeof buf, "%s: message", name);
+  check (buf, error_says (e, needle1, needle2, NULL));
+  if (n > 0)
+    {
+      free (table);
+      p_unload_image (0, ver, data);
+    }
+}
+
+static void
+test_bad_images (void)
+{
+  struct ok_openmp_target d;
+  struct ok_tgt_desc t;
+  char found[64], devver[16];
+
+  d = desc;
+  d.magic = 0x12345678;
+  bad_load ("bad magic", version, &d, "0x54494b4f", "0x12345678");
+
+  d = desc;
+  d.desc_version = 7;
+  bad_load ("bad descriptor version", version, &d, "version 7",
+	    "expected 1");
+
+  d = desc;
+  d.dev_version = 3;
+  snprintf (found, sizeof found, "expected %u", OK_DEV_VERSION);
+  snprintf (devver, sizeof devver, "%u", OK_DEV_VERSION);
+  bad_load ("bad descriptor device version", version, &d, "device version 3",
+	    found);
+
+  bad_load ("bad device version in version word",
+	    OK_GOMP_VERSION_PACK (1, 0x1234), &desc, "4660", devver);
+  bad_load ("newer libgomp version", OK_GOMP_VERSION_PACK (2, OK_DEV_VERSION),
+	    &desc, "version 2", "version 1");
+  bad_load ("GCC-format image",
+	    OK_GOMP_VERSION_PACK (1, OK_GCC_DEV_VERSION_NVPTX), &desc,
+	    "device version 1", "rebuild with offloadkit's mkoffload");
+  bad_load ("no descriptor", version, NULL, "no offload descriptor", NULL);
+
+  d = desc;
+  t = tgt;
+  t.device_type = OK_GOMP_DEVICE_GCN;
+  d.targets = &t;
+  bad_load ("wrong device type", version, &d, "device type 5",
+	    "1 image of other");
+
+  d = desc;
+  t = tgt;
+  t.num_funcs = NFUNCS + 1;
+  d.targets = &t;
+  bad_load ("function count mismatch", version, &d, "6 functions",
+	    "host table 5 and 3");
+
+  d = desc;
+  t = tgt;
+  t.num_vars = 1;
+  d.targets = &t;
+  bad_load ("variable count mismatch", version, &d, "1 variables",
+	    "host table 5 and 3");
+
+  d = desc;
+  d.host.vars_end = vars + 2 * NVARS - 1;
+  bad_load ("odd variable table", version, &d, "malformed host table", NULL);
+
+  int e = errors_now ();
+  check ("unload of unknown image fails",
+	 !p_unload_image (0, version, &desc2));
+  check ("unload of unknown image: message",
+	 error_says (e, "not loaded", NULL));
+}
+
+/* Load DESC on device DEV; return the table or NULL.  */
+static struct ok_addr_pair *
+load (int dev, const struct ok_openmp_target *d, int expect)
+{
+  struct ok_addr_pair *table = NULL;
+  int n = p_load_image (dev, version, d, &table);
+  if (n != expect)
+    {
+      fprintf (stderr, "  (load_image on %d returned %d, expected %d: %s)\n",
+	       dev, n, expect, last_error);
+      free (table);
+      return NULL;
+    }
+  return table;
+}
+
+static int
+dev_int (int dev, uintptr_t addr)
+{
+  int v = 0;
+  p_dev2host (dev, &v, (void *) addr, sizeof v);
+  return v;
+}
+
+static void
+test_load_table (void)
+{
+  struct ok_addr_pair *t = load (0, &desc, NFUNCS + NVARS + 1);
+  check ("load_image count", t != NULL);
+  if (t == NULL)
+    return;
+  bool funcs_ok = true;
+  for (size_t i = 0; i < NFUNCS; i++)
+    funcs_ok &= entry_is (&t[i], (uintptr_t) funcs[i], 1);
+  check ("load_image: function entries", funcs_ok);
+  const struct ok_addr_pair *v = &t[NFUNCS];
+  check ("load_image: int variable size", entry_is (&v[0], v[0].start, 4));
+  check ("load_image: array variable size",
+	 entry_is (&v[1], v[1].start, sizeof hv_array));
+  check ("load_image: link variable is a pointer slot",
+	 entry_is (&v[2], v[2].start, sizeof (void *)));
+  check ("load_image: variables have device copies",
+	 v[0].start != (uintptr_t) &hv_counter
+	 && v[1].start != (uintptr_t) hv_array
+	 && v[2].start != (uintptr_t) hv_link);
+  check ("load_image: device_num entry",
+	 v[3].start != 0 && v[3].end - v[3].start == sizeof (int));
+  check ("load_image: initial value from the snapshot",
+	 dev_int (0, v[0].start) == 42);
+  double a[4] = { 0 };
+  p_dev2host (0, a, (void *) v[1].start, sizeof a);
+  check ("load_image: array from the snapshot", a[0] == 10 && a[3] == 40);
+  void *slot = (void *) 1;
+  p_dev2host (0, &slot, (void *) v[2].start, sizeof slot);
+  check ("load_image: link slot starts NULL", slot == NULL);
+  int devnum = 0;
+  check ("device_num: host2dev", p_host2dev (0, (void *) v[3].start, &devnum,
+					     sizeof devnum));
+  check ("host variables untouched by loading",
+	 hv_counter == 5 && hv_array[0] == 1);
+
+  int e = errors_now ();
+  struct ok_addr_pair *t2 = NULL;
+  check ("same image twice: -1", p_load_image (0, version, &desc, &t2) == -1);
+  check ("same image twice: message", error_says (e, "already loaded", NULL));
+
+  e = errors_now ();
+  check ("free of a variable copy fails", !p_free (0, (void *) v[0].start));
+  check ("free of a variable copy: message",
+	 error_says (e, "loaded image", NULL));
+  free (t);
+}
+
+static void
+test_memory (void)
+{
+  unsigned char buf[100], back[100];
+  unsigned char *p = p_alloc (0, 100);
+  check ("alloc", p != NULL);
+  if (p == NULL)
+    return;
+  memset (back, 0, sizeof back);
+  check ("dev2host", p_dev2host (0, back, p, 100));
+  check ("new memory is poisoned", back[0] == 0xa5 && back[99] == 0xa5);
+  for (int i = 0; i < 100; i++)
+    buf[i] = (unsigned char) i;
+  check ("host2dev", p_host2dev (0, p, buf, 100));
+  memset (back, 0, sizeof back);
+  p_dev2host (0, back, p, 100);
+  check ("round trip", memcmp (buf, back, 100) == 0);
+  unsigned char *q = p_alloc (0, 50);
+  check ("dev2dev", q != NULL && p_dev2dev (0, q, p + 10, 50));
+  p_dev2host (0, back, q, 50);
+  check ("dev2dev contents", memcmp (back, buf + 10, 50) == 0);
+  check ("zero-length copy", p_host2dev (0, p + 100, buf, 0));
+
+  int e = errors_now ();
+  check ("copy past the end fails", !p_host2dev (0, p + 90, buf, 20));
+  check ("copy past the end: message",
+	 error_says (e, "not inside one live allocation", NULL));
+  e = errors_now ();
+  check ("copy from past the end fails", !p_dev2host (0, back, p + 95, 10));
+  check ("copy from past the end: message", error_says (e, "live", NULL));
+  e = errors_now ();
+  check ("copy to host memory fails", !p_host2dev (0, back, buf, 10));
+  check ("copy to host memory: message", error_says (e, "live", NULL));
+  e = errors_now ();
+  check ("dev2dev across allocations fails", !p_dev2dev (0, q, p + 60, 50));
+  check ("dev2dev across allocations: message", error_says (e, "live", NULL));
+  e = errors_now ();
+  check ("free of an inner pointer fails", !p_free (0, p + 1));
+  check ("free of an inner pointer: message",
+	 error_says (e, "not the start", NULL));
+
+  void *z1 = p_alloc (0, 0), *z2 = p_alloc (0, 0);
+  check ("alloc (0) gives unique pointers", z1 && z2 && z1 != z2);
+  check ("free of alloc (0)", p_free (0, z1) && p_free (0, z2));
+  check ("free", p_free (0, p) && p_free (0, q));
+  e = errors_now ();
+  check ("double free fails", !p_free (0, p));
+  check ("double free: message", error_says (e, "not the start", NULL));
+  e = errors_now ();
+  check ("copy to freed memory fails", !p_host2dev (0, q, buf, 1));
+  check ("copy to freed memory: message", error_says (e, "live", NULL));
+  check ("free (NULL) is harmless", p_free (0, NULL));
+}
+
+
+static void
+test_run (void)
+{
+  long *out = p_alloc (0, 2 * sizeof (long));
+  void **tv = p_alloc (0, sizeof (void *));
+  p_host2dev (0, tv, &out, sizeof out);
+
+  p_run (0, (void *) region_count, tv, NULL);
+  long res[2] = { 0, 0 };
+  p_dev2host (0, res, out, sizeof res);
+  check ("run: region saw the device value", res[0] == 43);
+  check ("run: region saw the device array", res[1] == 100);
+  check ("run: host variable unchanged", hv_counter == 5);
+  check ("run: device variable changed", dev_int (0, vars0[0].start) == 43);
+  check ("run: on another thread",
+	 !pthread_equal (region_thread, pthread_self ()));
+
+  int v = 1000;
+  p_host2dev (0, (void *) vars0[0].start, &v, sizeof v);
+  void *args[] = { (void *) (uintptr_t) (OK_GOMP_TARGET_ARG_NUM_TEAMS
+					 | (4 << OK_GOMP_TARGET_ARG_VALUE_SHIFT)),
+		   (void *) (uintptr_t) (OK_GOMP_TARGET_ARG_THREAD_LIMIT
+					 | OK_GOMP_TARGET_ARG_SUBSEQUENT_PARAM),
+		   (void *) (uintptr_t) 64, NULL };
+  p_run (0, (void *) region_count, tv, args);
+  check ("run: target arguments decoded",
+	 strstr (last_debug, "num_teams 4, thread_limit 64") != NULL);
+  p_dev2host (0, res, out, sizeof res);
+  check ("run after host2dev to a variable", res[0] == 1001);
+  check ("run: host variable still unchanged", hv_counter == 5);
+
+  /* Link variable: map a buffer and point the slot at it, as libgomp
+     does.  */
+  int pattern[8];
+  for (int i = 0; i < 8; i++)
+    pattern[i] = i + 1;
+  memset (hv_link, 0, sizeof hv_link);
+  int *buf = p_alloc (0, sizeof pattern);
+  void **tv2 = p_alloc (0, 2 * sizeof (void *));
+  void *tv2_init[2] = { out, buf };
+  p_host2dev (0, tv2, tv2_init, sizeof tv2_init);
+  p_host2dev (0, buf, pattern, sizeof pattern);
+  p_host2dev (0, (void *) vars0[2].start, &buf, sizeof buf);
+  p_run (0, (void *) region_link, tv2, NULL);
+  p_dev2host (0, res, out, sizeof res);
+  check ("link variable: host object shows the mapped data", res[0] == 36);
+  check ("link variable: mapped address shows the mapped data", res[1] == 8);
+  int back[8];
+  p_dev2host (0, back, buf, sizeof back);
+  check ("link variable: write through the host object kept",
+	 back[0] == 99 && back[7] == 8);
+  check ("link variable: write through the mapped address kept",
+	 back[1] == 55);
+  check ("link variable: host untouched", hv_link[0] == 0 && hv_link[1] == 0
+	 && hv_link[7] == 0);
+  /* Unmapped again (libgomp leaves the slot dangling): must not crash.  */
+  int e = errors_now ();
+  p_free (0, buf);
+  void *tv2_none[2] = { out, NULL };
+  p_host2dev (0, tv2, tv2_none, sizeof tv2_none);
+  p_run (0, (void *) region_link, tv2, NULL);
+  p_dev2host (0, res, out, sizeof res);
+  /* The region used the host object then, as host fallback would.  */
+  check ("link variable: dangling slot ignored",
+	 res[0] == 0 && errors_now () == e);
+  hv_link[0] = 0;
+  p_free (0, tv2);
+  check ("run: no errors", true);
+
+  int before = dev_int (0, vars0[0].start);
+  p_run (0, (void *) region_inner_copy, tv, NULL);
+  check ("copy inside a region sees the device value",
+	 inner_seen == 777 && hv_counter == 5
+	 && dev_int (0, vars0[0].start) == 777);
+  p_host2dev (0, (void *) vars0[0].start, &before, sizeof before);
+
+  /* Nested launches, same device and another one.  */
+  for (int d = 0; d < 2; d++)
+    {
+      int e = errors_now ();
+      nested_device = d;
+      p_run (0, (void *) region_nested, tv, NULL);
+      check (d == 0 ? "nested launch on the same device refused"
+	     : "nested launch on another device refused", nested_refused);
+      check (d == 0 ? "nested launch: message" : "nested launch 2: message",
+	     error_says (e, "inside a target region", NULL));
+    }
+
+  p_free (0, out);
+  p_free (0, tv);
+}
+
+static void
+wait_completions (int n)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_REALTIME, &ts);
+  ts.tv_sec += 10;
+  pthread_mutex_lock (&cb_lock);
+  while (completions < n)
+    if (pthread_cond_timedwait (&cb_cond, &cb_lock, &ts) == ETIMEDOUT)
+      break;
+  pthread_mutex_unlock (&cb_lock);
+}
+
+static bool copier_done;
+
+static void *
+copier (void *arg)
+{
+  (void) arg;
+  int v = 0;
+  p_dev2host (0, &v, (void *) vars0[0].start, sizeof v);
+  pthread_mutex_lock (&gate_lock);
+  copier_done = true;
+  pthread_mutex_unlock (&gate_lock);
+  return NULL;
+}
+
+static void
+test_async (void)
+{
+  int token1, token2;
+  completions = 0;
+  gate_open = false;
+  gated_runs = 0;
+  p_async_run (0, (void *) region_gated, NULL, NULL, &token1);
+  p_async_run (0, (void *) region_gated, NULL, NULL, &token2);
+  check ("async_run returns before the region ends",
+	 completions == 0 && gated_runs == 0);
+  pthread_mutex_lock (&gate_lock);
+  gate_open = true;
+  pthread_cond_broadcast (&gate_cond);
+  pthread_mutex_unlock (&gate_lock);
+  wait_completions (2);
+  check ("async_run: both completions called", completions == 2);
+  check ("async_run: in order", last_completion == &token2);
+
+  /* While a region runs, copies to variable copies wait for it; copies to
+     other memory do not.  */
+  gate_open = false;
+  completions = 0;
+  p_async_run (0, (void *) region_gated, NULL, NULL, &token1);
+  pthread_t th;
+  copier_done = false;
+  pthread_create (&th, NULL, copier, NULL);
+  void *user = p_alloc (0, 16);
+  int zero = 0;
+  check ("copy to plain memory during a region",
+	 p_host2dev (0, user, &zero, sizeof zero));
+  p_free (0, user);
+  struct timespec pause = { 0, 200 * 1000 * 1000 };
+  nanosleep (&pause, NULL);
+  pthread_mutex_lock (&gate_lock);
+  bool early = copier_done;
+  gate_open = true;
+  pthread_cond_broadcast (&gate_cond);
+  pthread_mutex_unlock (&gate_lock);
+  pthread_join (th, NULL);
+  wait_completions (1);
+  check ("copy to a variable waits for the running region",
+	 !early && copier_done && gated_runs == 3);
+
+  /* A synchronous run queued behind asynchronous ones waits for them.  */
+  gate_open = false;
+  completions = 0;
+  p_async_run (1, (void *) region_gated, NULL, NULL, &token1);
+  pthread_mutex_lock (&gate_lock);
+  gate_open = true;
+  pthread_cond_broadcast (&gate_cond);
+  pthread_mutex_unlock (&gate_lock);
+  p_run (1, (void *) region_gated, NULL, NULL);
+  pthread_mutex_lock (&cb_lock);
+  int c = completions;
+  pthread_mutex_unlock (&cb_lock);
+  check ("run after async_run: queue order", c == 1 && gated_runs == 5);
+}
+
+/* Two host threads hammer two devices at once.  */
+struct hammer
+{
+  int dev;
+  uintptr_t counter;
+  long *out;
+  void **tv;
+};
+
+static void *
+hammer (void *arg)
+{
+  struct hammer *h = arg;
+  for (int i = 0; i < 200; i++)
+    {
+      p_run (h->dev, (void *) region_count, h->tv, NULL);
+      int v = 0;
+      p_dev2host (h->dev, &v, (void *) h->counter, sizeof v);
+    }
+  return NULL;
+}
+
+static void
+test_two_devices (void)
+{
+  struct ok_addr_pair *t = load (1, &desc, NFUNCS + NVARS + 1);
+  check ("second device: load", t != NULL);
+  if (t == NULL)
+    return;
+  memcpy (vars1, t + NFUNCS, sizeof vars1);
+  free (t);
+  check ("second device: own copies", vars1[0].start != vars0[0].start);
+  check ("second device: initial value", dev_int (1, vars1[0].start) == 42);
+
+  int e = errors_now ();
+  check ("device 0 rejects device 1's memory",
+	 !p_dev2host (0, &(int) { 0 }, (void *) vars1[0].start, 4));
+  check ("device 0 rejects device 1's memory: message",
+	 error_says (e, "live", NULL));
+
+  struct hammer h[2];
+  int start[2] = { 0, 0 };
+  for (int d = 0; d < 2; d++)
+    {
+      h[d].dev = d;
+      h[d].counter = (d == 0 ? vars0 : vars1)[0].start;
+      h[d].out = p_alloc (d, 2 * sizeof (long));
+      h[d].tv = p_alloc (d, sizeof (void *));
+      p_host2dev (d, h[d].tv, &h[d].out, sizeof h[d].out);
+      start[d] = dev_int (d, h[d].counter);
+    }
+  pthread_t th[2];
+  for (int d = 0; d < 2; d++)
+    pthread_create (&th[d], NULL, hammer, &h[d]);
+  for (int d = 0; d < 2; d++)
+    pthread_join (th[d], NULL);
+  check ("concurrent runs: device 0 counted",
+	 dev_int (0, h[0].counter) == start[0] + 200);
+  check ("concurrent runs: device 1 counted",
+	 dev_int (1, h[1].counter) == start[1] + 200);
+  check ("concurrent runs: host untouched", hv_counter == 5);
+  for (int d = 0; d < 2; d++)
+    {
+      p_free (d, h[d].out);
+      p_free (d, h[d].tv);
+    }
+}
+
+static void
+test_second_image (void)
+{
+  struct ok_addr_pair *t = load (0, &desc2, 3);
+  check ("second image: load", t != NULL);
+  if (t == NULL)
+    return;
+  check ("second image: value from the host without snapshot",
+	 dev_int (0, t[1].start) == 7);
+  long *out = p_alloc (0, 2 * sizeof (long));
+  void **tv = p_alloc (0, sizeof (void *));
+  p_host2dev (0, tv, &out, sizeof out);
+  long v = 0;
+  p_run (0, (void *) region_hv2, tv, NULL);
+  p_dev2host (0, &v, out, sizeof v);
+  check ("second image: run", v == 7 && hv2_value == 7);
+  long dv = 0;
+  p_dev2host (0, &dv, (void *) t[1].start, sizeof dv);
+  check ("second image: device write", dv == -1);
+  /* The first image's variables are swapped too.  */
+  p_run (0, (void *) region_count, tv, NULL);
+  check ("two images: both swapped", hv_counter == 5 && hv2_value == 7);
+  p_free (0, out);
+  p_free (0, tv);
+  check ("second image: unload", p_unload_image (0, version, &desc2));
+  int e = errors_now ();
+  check ("second image: copy to unloaded variable fails",
+	 !p_host2dev (0, (void *) t[1].start, &v, sizeof v));
+  check ("second image: message", error_says (e, "live", NULL));
+  free (t);
+}
+
+static void
+test_reload (void)
+{
+  check ("unload", p_unload_image (0, version, &desc));
+  int e = errors_now ();
+  check ("unload twice fails", !p_unload_image (0, version, &desc));
+  check ("unload twice: message", error_says (e, "not loaded", NULL));
+  struct ok_addr_pair *t = load (0, &desc, NFUNCS + NVARS + 1);
+  check ("reload", t != NULL);
+  if (t == NULL)
+    return;
+  check ("reload: fresh initial value",
+	 dev_int (0, t[NFUNCS].start) == 42);
+  free (t);
+}
+
+int
+main (int argc, char **argv)
+{
+  if (argc != 2)
+    {
+      fprintf (stderr, "usage: %s PLUGIN.so\n", argv[0]);
+      return 2;
+    }
+  plugin_path = argv[1];
+  verbose = getenv ("HARNESS_VERBOSE") != NULL;
+
+  in_child ("identity", NULL, child_identity, true);
+  in_child ("no devices", NULL, child_no_devices, true);
+  in_child ("OFFLOADKIT_EMULATE=0", "0", child_zero, true);
+  in_child ("OFFLOADKIT_EMULATE=", "", child_zero, true);
+  in_child ("OFFLOADKIT_EMULATE=3", "3", child_three, false);
+  in_child ("OFFLOADKIT_EMULATE=abc", "abc", child_invalid, false);
+  in_child ("OFFLOADKIT_EMULATE=-1", "-1", child_invalid, false);
+  in_child ("OFFLOADKIT_EMULATE=2x", "2x", child_invalid, false);
+  in_child ("OFFLOADKIT_EMULATE=99999", "99999", child_invalid, false);
+
+  setenv ("OFFLOADKIT_EMULATE", "2", 1);
+  if (!open_plugin ())
+    return 2;
+  check ("two emulated devices", p_get_num_devices () == 2);
+  check ("init devices", p_init_device (0) && p_init_device (1));
+  build_descriptors ();
+  test_bad_images ();
+  test_load_table ();
+
+  /* Keep the first image's variable entries for the later tests.  */
+  {
+    struct ok_addr_pair *t = NULL;
+    /* Reload to learn the addresses (load_image's table was freed).  */
+    p_unload_image (0, version, &desc);
+    t = load (0, &desc, NFUNCS + NVARS + 1);
+    if (t != NULL)
+      memcpy (vars0, t + NFUNCS, sizeof vars0);
+    free (t);
+  }
+  test_memory ();
+  test_run ();
+  test_async ();
+  test_two_devices ();
+  test_second_image ();
+  test_reload ();
+
+  check ("fini device 0", p_fini_device (0));
+  check ("fini device 1", p_fini_device (1));
+  int e = errors_now ();
+  check ("alloc after fini fails", p_alloc (0, 1) == NULL);
+  check ("alloc after fini: message", error_says (e, "not initialised", NULL));
+  /* Devices can start again, with nothing loaded.  */
+  check ("init again", p_init_device (0));
+  e = errors_now ();
+  check ("nothing loaded after fini", !p_unload_image (0, version, &desc)
+	 && error_says (e, "not loaded", NULL));
+  check ("fini again", p_fini_device (0));
+
+  dlclose (plugin);
+  printf ("# %d failure%s\n", failures, failures == 1 ? "" : "s");
+  return failures ? 1 : 0;
+}
