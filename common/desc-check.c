@@ -94,10 +94,18 @@ ok_desc_check (unsigned version, const void *target_data, int device_type,
     }
   if (matching == 0)
     {
+      /* Name what the descriptor does hold, e.g. "8, 8" for two gcn
+	 images.  */
+      char found[64] = "";
+      size_t used = 0;
+      for (uint32_t t = 0; t < desc->num_targets && used < sizeof found; t++)
+	used += (size_t) snprintf (found + used, sizeof found - used,
+				   "%s%u", t ? ", " : "",
+				   (unsigned) desc->targets[t].device_type);
       snprintf (err, errlen, "offload descriptor has no image for device"
-		" type %d (it has %u image%s of other types)", device_type,
-		(unsigned) desc->num_targets,
-		desc->num_targets == 1 ? "" : "s");
+		" type %d (found device type%s: %s)", device_type,
+		desc->num_targets == 1 ? "" : "s",
+		desc->num_targets ? found : "none");
       return NULL;
     }
   return desc;

@@ -392,12 +392,15 @@ static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
 static bool gate_open;
 static int gated_runs;
+static int gated_started;
 
 static void
 region_gated (void **tgt_vars)
 {
   (void) tgt_vars;
   pthread_mutex_lock (&gate_lock);
+  gated_started++;
+  pthread_cond_broadcast (&gate_cond);
   while (!gate_open)
     pthread_cond_wait (&gate_cond, &gate_lock);
   gated_runs++;
@@ -567,7 +570,7 @@ test_bad_images (void)
   t.device_type = OK_GOMP_DEVICE_GCN;
   d.targets = &t;
   bad_load ("wrong device type", version, &d, "device type 5",
-	    "1 image of other");
+	    "found device type: 8");
 
   d = desc;
   t = tgt;
@@ -864,7 +867,14 @@ test_async (void)
      other memory do not.  */
   gate_open = false;
   completions = 0;
+  gated_started = 0;
   p_async_run (0, (void *) region_gated, NULL, NULL, &token1);
+  /* Start the copier only once the region is running (and so holds the
+     device's variables), or it could copy before the region begins.  */
+  pthread_mutex_lock (&gate_lock);
+  while (gated_started == 0)
+    pthread_cond_wait (&gate_cond, &gate_lock);
+  pthread_mutex_unlock (&gate_lock);
   pthread_t th;
   copier_done = false;
   pthread_create (&th, NULL, copier, NULL);
