@@ -1,0 +1,66 @@
+/* Checks shared by offloadkit's C and C++ run tests.
+
+   libgomp 12 falls back to the host silently when no device exists, even
+   with OMP_TARGET_OFFLOAD=mandatory, and a host fallback passes most value
+   checks.  So every test first proves that it runs on the device(s) the
+   harness asked for: the device count must equal OFFLOADKIT_EMULATE, and a
+   write to a map(to:) variable inside a target region must not reach the
+   host (on the host fallback both are the same object).  */
+
+#ifndef OKT_CHECK_H
+#define OKT_CHECK_H
+
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Fail loudly: the harness only looks at the exit status.  */
+#define OKT_CHECK(cond)							\
+  do {									\
+    if (!(cond))							\
+      {									\
+	fprintf (stderr, "%s:%d: check failed: %s\n", __FILE__,		\
+		 __LINE__, #cond);					\
+	abort ();							\
+      }									\
+  } while (0)
+
+/* Number of emulated devices the harness set up (0 when none).  */
+static inline int
+okt_expected_devices (void)
+{
+  const char *s = getenv ("OFFLOADKIT_EMULATE");
+  return s ? atoi (s) : 0;
+}
+
+/* True when a target region on DEV works on memory separate from the
+   host's.  */
+static inline int
+okt_separate_memory (int dev)
+{
+  int x = 1;
+#pragma omp target map(to: x) device(dev)
+  {
+    x = 2;
+  }
+  return x == 1;
+}
+
+/* Check the devices exist and are real (separate memory), so that a
+   silent host fallback fails the test.  */
+static inline void
+okt_require_devices (void)
+{
+  int n = okt_expected_devices ();
+  if (omp_get_num_devices () != n)
+    {
+      fprintf (stderr, "expected %d devices (OFFLOADKIT_EMULATE), "
+	       "libgomp reports %d\n", n, omp_get_num_devices ());
+      abort ();
+    }
+  OKT_CHECK (n >= 1);
+  for (int d = 0; d < n; d++)
+    OKT_CHECK (okt_separate_memory (d));
+}
+
+#endif
