@@ -9,6 +9,7 @@
 
 #include "argv-expand.h"
 #include "diag.h"
+#include "read-file.h"
 
 /* A response file naming itself would otherwise loop forever.  */
 #define MAX_DEPTH 32
@@ -29,37 +30,6 @@ push (struct vec *vec, char *s)
     }
   vec->v[vec->n++] = s;
   vec->v[vec->n] = NULL;
-}
-
-/* Read FILE entirely; NULL with errno set on failure.  */
-static char *
-slurp (const char *file)
-{
-  FILE *f = fopen (file, "r");
-  if (!f)
-    return NULL;
-  size_t len = 0, cap = 4096;
-  char *buf = xmalloc (cap);
-  for (;;)
-    {
-      if (cap - len < 2)
-	buf = xrealloc (buf, cap *= 2);
-      size_t n = fread (buf + len, 1, cap - len - 1, f);
-      len += n;
-      if (n == 0)
-	break;
-    }
-  if (ferror (f))
-    {
-      int err = errno;
-      fclose (f);
-      free (buf);
-      errno = err;
-      return NULL;
-    }
-  fclose (f);
-  buf[len] = '\0';
-  return buf;
 }
 
 /* Split TEXT into arguments and append them to VEC.  */
@@ -116,7 +86,7 @@ expand (char *arg, struct vec *out, int depth)
 		arg + 1);
       return -1;
     }
-  char *text = slurp (arg + 1);
+  char *text = ok_read_file (arg + 1, NULL);
   if (!text)
     {
       ok_error ("cannot read response file '%s': %s", arg + 1,

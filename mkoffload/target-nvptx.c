@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "read-file.h"
 #include "gomp-abi.h"
 #include "mkoffload.h"
 #include "offload-desc.h"
@@ -72,39 +73,6 @@ run_accel_compiler (struct mko_ctx *ctx, const char *ptx)
   free (a.v);
   free (dumpbase);
   return rc;
-}
-
-static char *
-read_file (const char *path, size_t *lenp)
-{
-  FILE *f = fopen (path, "rb");
-  if (!f)
-    {
-      ok_error ("cannot open '%s': %s", path, strerror (errno));
-      return NULL;
-    }
-  size_t len = 0, cap = 1 << 16;
-  char *buf = xmalloc (cap);
-  for (;;)
-    {
-      if (cap - len < 2)
-	buf = xrealloc (buf, cap *= 2);
-      size_t n = fread (buf + len, 1, cap - len - 1, f);
-      len += n;
-      if (n == 0)
-	break;
-    }
-  int bad = ferror (f);
-  fclose (f);
-  if (bad)
-    {
-      ok_error ("cannot read '%s'", path);
-      free (buf);
-      return NULL;
-    }
-  buf[len] = '\0';
-  *lenp = len;
-  return buf;
 }
 
 /* Collect the names of the "//:FUNC_MAP "name"..." and "//:VAR_MAP
@@ -267,9 +235,12 @@ nvptx_build (struct mko_ctx *ctx)
     return -1;
 
   size_t len;
-  char *text = read_file (ptx, &len);
+  char *text = ok_read_file (ptx, &len);
   if (!text)
-    return -1;
+    {
+      ok_error ("cannot read '%s': %s", ptx, strerror (errno));
+      return -1;
+    }
   if (len == 0)
     {
       ok_error ("the accel compiler produced an empty '%s'", ptx);
