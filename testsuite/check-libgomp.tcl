@@ -1,0 +1,396 @@
+# Planner and output matcher for check-libgomp.sh (run with tclsh).
+#
+#   tclsh check-libgomp.tcl plan SRCROOT JOBDIR [FILTER]
+#       Select GCC 12's libgomp offloading run tests under SRCROOT (the
+#       extracted libgomp/testsuite), read their dg directives and write
+#       one job directory per test instance under JOBDIR, each holding
+#       job.sh (shell assignments read by check-libgomp.sh) and, for
+#       dg-output, output.re.  Prints the job directories, one a line.
+#   tclsh check-libgomp.tcl match RE_FILE OUTPUT_FILE
+#       Exit 0 iff the Tcl regular expression in RE_FILE matches the text
+#       of OUTPUT_FILE (dg-output semantics).
+#
+# Tcl because the directives are Tcl lists ({ dg-do run { target X } }).
+#
+# Selection rule (printed by check-libgomp.sh too): a file of libgomp.c,
+# libgomp.c++, libgomp.c-c++-common or libgomp.fortran (recursively) is a
+# test when
+#   - it contains an OpenMP target construct: a line starting with
+#     "#pragma omp target", "#pragma omp declare target" or, in Fortran,
+#     "!$omp target" / "!$omp declare target" (also c$omp / *$omp);
+#   - its dg-do is run (the default when there is none): dg-do compile
+#     and dg-do link files are left out;
+#   - it is not only a helper: no other file names it in
+#     dg-additional-sources, and a C/C++ file defines main.
+# libgomp.c-c++-common files give two instances, compiled as C and C++.
+#
+# Selectors (target/xfail/skip lists, dg-require-effective-target) are
+# evaluated once, identically for both pipelines, describing the baseline
+# machine: GCC 12 configured for nvptx offloading but no offload device, so
+# offload_device* are false and offload_target_nvptx is true.
+
+# -------------------------------------------------------------- selectors
+
+# Effective-target keywords; unknown ones are false (and reported).
+proc et_value { kw lang } {
+    global et_unknown cpu_flags
+    set kw [string trim $kw]
+    switch -glob -- $kw {
+	c { return [expr { $lang eq "c" }] }
+	c++ { return [expr { $lang eq "c++" }] }
+	fortran { return [expr { $lang eq "fortran" }] }
+	offload_device - offload_device_nonshared_as {
+	    # True only when planning the device-only runs (see plan).
+	    global device_mode
+	    return $device_mode
+	}
+	offload_device* { return 0 }
+	offload_target_nvptx { return 1 }
+	offload_target_amdgcn { return 0 }
+	offload_target_any { return 1 }
+	openacc* { return 0 }
+	lp64 { return 1 }
+	ilp32 { return 0 }
+	lto { return 1 }
+	alias { return 1 }
+	large_long_double { return 1 }
+	__float128 { return 1 }
+	vect_simd_clones { return 1 }
+	pthread { return 1 }
+	fopenmp { return 1 }
+	run_expensive_tests { return 0 }
+	sse2_runtime { return [expr { [lsearch $cpu_flags sse2] >= 0 }] }
+	avx_runtime { return [expr { [lsearch $cpu_flags avx] >= 0 }] }
+	avx2_runtime { return [expr { [lsearch $cpu_flags avx2] >= 0 }] }
+	*-*-* { return [string match $kw x86_64-pc-linux-gnu] }
+    }
+    set et_unknown($kw) 1
+    return 0
+}
+
+# Evaluate a selector expression: a list of keywords, triplet globs,
+# &&, ||, ! and nested lists.  A list of plain words (no operator) is true
+# when any of them is ("{ i?86-*-* x86_64-*-* }").
+proc sel_eval { sel lang } {
+    set has_op 0
+    foreach e $sel {
+	if { $e in { && || ! } } { set has_op 1 }
+    }
+    if { !$has_op } {
+	foreach e $sel {
+	    if { [llength $e] > 1 } {
+		if { [sel_eval $e $lang] } { return 1 }
+	    } elseif { [et_value $e $lang] } {
+		return 1
+	    }
+	}
+	return 0
+    }
+    set x ""
+    foreach e $sel {
+	if { $e in { && || ! } } {
+	    append x " $e "
+	} elseif { [llength $e] > 1 } {
+	    append x " [sel_eval $e $lang] "
+	} else {
+	    append x " [et_value $e $lang] "
+	}
+    }
+    return [expr $x]
+}
+
+# A dg selector argument: "{ target X }", "{ xfail X }", or a bare list.
+# Returns 1 when it selects (the directive applies).
+proc sel_applies { arg lang } {
+    if { [llength $arg] == 0 } { return 1 }
+    set head [lindex $arg 0]
+    if { $head eq "target" || $head eq "xfail" } {
+	return [sel_eval [lrange $arg 1 end] $lang]
+    }
+    return [sel_eval $arg $lang]
+}
+
+# ------------------------------------------------------------- directives
+
+# The { dg-... } directives of FILE as a list of lists.
+proc read_directives { file } {
+    set f [open $file r]
+    set text [read $f]
+    close $f
+    set out {}
+    foreach line [split $text "\n"] {
+	if { ![regexp {\{\s*(dg-[-a-z0-9_]+.*)\}} $line -> body] } { continue }
+	# The directive ends at its own closing brace: take the longest
+	# prefix of BODY that is a complete Tcl list.
+	set d ""
+	for { set i [string length $body] } { $i > 0 } { incr i -1 } {
+	    set cand [string range $body 0 [expr { $i - 1 }]]
+	    if { [info complete $cand] && ![catch { llength $cand }] } {
+		set d $cand
+		break
+	    }
+	}
+	if { $d eq "" || [catch { lindex $d 0 }] } { continue }
+	lappend out $d
+    }
+    return $out
+}
+
+proc has_target_construct { file lang } {
+    set f [open $file r]
+    set text [read $f]
+    close $f
+    if { $lang eq "fortran" } {
+	return [regexp -nocase -line \
+		    {^\s*[!c*]\$omp\s+(target|declare\s+target)} $text]
+    }
+    return [regexp -line {^\s*#\s*pragma\s+omp\s+(target|declare\s+target)} \
+		$text]
+}
+
+proc has_main { file lang } {
+    if { $lang eq "fortran" } { return 1 }
+    set f [open $file r]
+    set text [read $f]
+    close $f
+    return [regexp {(^|[^A-Za-z0-9_])main\s*\(} $text]
+}
+
+# ------------------------------------------------------------------ plan
+
+proc shq { s } {
+    return "'[string map [list ' '\\''] $s]'"
+}
+
+proc find_files { dir globs } {
+    set out {}
+    foreach g $globs {
+	foreach f [glob -nocomplain -directory $dir -types f $g] {
+	    lappend out $f
+	}
+    }
+    foreach d [glob -nocomplain -directory $dir -types d *] {
+	set out [concat $out [find_files $d $globs]]
+    }
+    return $out
+}
+
+# The reason DIRECTIVES make a test unsupported for LANG ("" if none),
+# for the selectors that decide it (dg-do's target, dg-require-*,
+# dg-skip-if).
+proc plan_unsupported { directives lang } {
+    set why ""
+    foreach dv $directives {
+	switch -- [lindex $dv 0] {
+	    dg-do {
+		if { [llength $dv] > 2
+		     && ![sel_applies [lindex $dv 2] $lang] } {
+		    set why "dg-do run not for this target"
+		}
+	    }
+	    dg-require-effective-target {
+		if { ![sel_eval [lindex $dv 1] $lang] } {
+		    set why "requires [lindex $dv 1]"
+		}
+	    }
+	    dg-skip-if {
+		if { [sel_applies [lindex $dv 2] $lang] } {
+		    set why "dg-skip-if [lindex $dv 1]"
+		}
+	    }
+	}
+    }
+    return $why
+}
+
+proc plan { root jobdir filter } {
+    global et_unknown
+    set dirs {
+	libgomp.c {c {*.c}}
+	libgomp.c++ {c++ {*.C}}
+	libgomp.c-c++-common {{c c++} {*.c}}
+	libgomp.fortran {fortran {*.f *.F *.f90 *.F90 *.f95 *.f03 *.f08}}
+    }
+    # Files named by dg-additional-sources anywhere are helpers.
+    set helpers {}
+    set candidates {}
+    foreach {d spec} $dirs {
+	foreach f [lsort [find_files $root/$d [lindex $spec 1]]] {
+	    lappend candidates $f $d [lindex $spec 0]
+	    foreach dir [read_directives $f] {
+		if { [lindex $dir 0] eq "dg-additional-sources" } {
+		    foreach s [lindex $dir 1] {
+			lappend helpers [file normalize \
+					     [file join [file dirname $f] $s]]
+		    }
+		}
+	    }
+	}
+    }
+
+    set n 0
+    foreach {f d langs} $candidates {
+	set rel [string range $f [expr { [string length $root] + 1 }] end]
+	if { $filter ne "" && ![regexp -- $filter $rel] } { continue }
+	if { [file normalize $f] in $helpers } { continue }
+	if { ![has_target_construct $f [lindex $langs 0]] } { continue }
+	set dirs_ [read_directives $f]
+	foreach lang $langs {
+	    if { ![has_main $f $lang] } { break }
+	    set id $rel
+	    if { [llength $langs] > 1 } { append id " \[$lang\]" }
+	    set do run
+	    set do_sel 1
+	    set opts -O2
+	    set addopts {}
+	    set srcs [list $f]
+	    set envs {}
+	    set shouldfail 0
+	    set xfail 0
+	    set unsupported ""
+	    set output_re ""
+	    foreach dv $dirs_ {
+		set name [lindex $dv 0]
+		switch -- $name {
+		    dg-do {
+			set do [lindex $dv 1]
+			if { [llength $dv] > 2
+			     && ![sel_applies [lindex $dv 2] $lang] } {
+			    set do_sel 0
+			}
+		    }
+		    dg-options {
+			if { [sel_applies [lindex $dv 2] $lang] } {
+			    set opts [lindex $dv 1]
+			}
+		    }
+		    dg-additional-options {
+			if { [sel_applies [lindex $dv 2] $lang] } {
+			    lappend addopts [lindex $dv 1]
+			}
+		    }
+		    dg-add-options {
+			if { [lindex $dv 1] eq "__float128" } {
+			    # Nothing needed on x86_64.
+			}
+		    }
+		    dg-additional-sources {
+			foreach s [lindex $dv 1] {
+			    lappend srcs [file normalize \
+					      [file join [file dirname $f] $s]]
+			}
+		    }
+		    dg-require-effective-target {
+			if { ![sel_eval [lindex $dv 1] $lang] } {
+			    set unsupported "requires [lindex $dv 1]"
+			}
+		    }
+		    dg-require-alias { }
+		    dg-skip-if {
+			if { [sel_applies [lindex $dv 2] $lang] } {
+			    set unsupported "dg-skip-if [lindex $dv 1]"
+			}
+		    }
+		    dg-xfail-if - dg-xfail-run-if {
+			if { [sel_applies [lindex $dv 2] $lang] } {
+			    set xfail 1
+			}
+		    }
+		    dg-shouldfail {
+			if { [llength $dv] < 3
+			     || [sel_applies [lindex $dv 2] $lang] } {
+			    set shouldfail 1
+			}
+		    }
+		    dg-set-target-env-var {
+			lappend envs "[lindex $dv 1]=[lindex $dv 2]"
+		    }
+		    dg-output {
+			if { [llength $dv] < 3
+			     || [sel_applies [lindex $dv 2] $lang] } {
+			    append output_re [lindex $dv 1]
+			}
+		    }
+		}
+	    }
+	    if { $do ne "run" } { continue }
+	    if { !$do_sel } { set unsupported "dg-do run not for this target" }
+
+	    # Tests that need a device with separate memory are unsupported
+	    # on the baseline; run them with ours only, as a separate report,
+	    # with offload_device and offload_device_nonshared_as true.
+	    set base_skip 0
+	    if { $unsupported ne "" && [regexp {offload_device} $dirs_] } {
+		set ::device_mode 1
+		set u2 [plan_unsupported $dirs_ $lang]
+		set ::device_mode 0
+		if { $u2 eq "" } {
+		    set base_skip 1
+		    set unsupported ""
+		}
+	    }
+
+	    set driver [dict get {c gcc c++ g++ fortran gfortran} $lang]
+	    # Link flags of GCC's libgomp testsuite: Fortran target regions
+	    # (STOP, I/O) need libgfortran on the device as well.
+	    set extra [dict get {c {-lm} c++ {-lm} \
+				     fortran {-foffload=-lgfortran}} $lang]
+	    regsub -all {[^A-Za-z0-9_.+-]} $id _ jname
+	    set jd [file join $jobdir [format "%03d-%s" $n $jname]]
+	    incr n
+	    file mkdir $jd
+	    set o [open $jd/job.sh w]
+	    puts $o "ID=[shq $id]"
+	    puts $o "LANG_=[shq $lang]"
+	    puts $o "DRIVER=[shq $driver]"
+	    puts $o "OPTS=[shq [concat $opts {*}$addopts]]"
+	    puts $o "SRCS=[shq $srcs]"
+	    puts $o "LIBS=[shq $extra]"
+	    puts $o "ENVS=[shq $envs]"
+	    puts $o "SHOULDFAIL=$shouldfail"
+	    puts $o "XFAIL=$xfail"
+	    puts $o "UNSUPPORTED=[shq $unsupported]"
+	    puts $o "BASE_SKIP=$base_skip"
+	    close $o
+	    if { $output_re ne "" } {
+		set o [open $jd/output.re w]
+		puts -nonewline $o $output_re
+		close $o
+	    }
+	    puts $jd
+	}
+    }
+    foreach kw [lsort [array names et_unknown]] {
+	puts stderr "check-libgomp: note: unknown effective target '$kw' taken as false"
+    }
+}
+
+# ------------------------------------------------------------------ main
+
+set device_mode 0
+set cpu_flags {}
+catch {
+    set f [open /proc/cpuinfo r]
+    regexp -line {^flags\s*:\s*(.*)$} [read $f] -> cpu_flags
+    close $f
+}
+
+switch -- [lindex $argv 0] {
+    plan {
+	plan [file normalize [lindex $argv 1]] [lindex $argv 2] [lindex $argv 3]
+    }
+    match {
+	set f [open [lindex $argv 1] r]
+	set re [read $f]
+	close $f
+	set f [open [lindex $argv 2] r]
+	fconfigure $f -translation binary
+	set text [read $f]
+	close $f
+	exit [expr { [regexp -- $re $text] ? 0 : 1 }]
+    }
+    default {
+	puts stderr "usage: tclsh check-libgomp.tcl plan SRCROOT JOBDIR \[FILTER\] | match RE_FILE OUTPUT_FILE"
+	exit 2
+    }
+}

@@ -1,0 +1,21 @@
+/* Second translation unit of multi-tu.c (not a test by itself).  */
+
+#pragma omp declare target
+int aux_table[4] = { 10, 20, 30, 40 };
+extern int main_offset;
+
+int
+aux_scale (int x)
+{
+  return x * 3;
+}
+#pragma omp end declare target
+
+int
+aux_region (int x)
+{
+  int r;
+#pragma omp target map(from: r) firstprivate(x)
+  r = aux_scale (x) + main_offset;
+  return r;
+}
