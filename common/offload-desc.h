@@ -75,6 +75,15 @@ struct ok_openmp_target
      each device starts from the variables' initial values.  NULL while no
      copy was taken.  */
   const unsigned char *const *host_var_init;
+  /* Also for emulated devices: returns the address of the calling
+     thread's "current emulated device" int in the wrapper, -1 outside
+     regions.  The wrapper defines weak omp_get_device_num and
+     omp_is_initial_device (and gfortran's omp_get_device_num_ and
+     omp_is_initial_device_) that answer from it as a device would while
+     it is 0 or more, and otherwise forward to libgomp's.  The emulated
+     device sets it around each region on the thread that runs it.  NULL
+     when the wrapper has none.  */
+  int *(*device_num_slot) (void);
 };
 
 #endif /* OFFLOADKIT_OFFLOAD_DESC_H */

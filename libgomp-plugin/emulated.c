@@ -10,23 +10,42 @@
    freed, which turns mapping bugs into errors instead of silent
    corruption.
 
-   Host-fallback code reads and writes `declare target' variables through
-   their host symbols.  To make it see the device's copies, a launch swaps
-   the bytes of every image variable of its device with the host globals,
-   runs, and swaps back, all under one process-wide lock (the globals exist
-   once per process).  Copies that touch a variable's device copy take the
-   same lock, so they never see a half-swapped state.  `declare target
-   link' variables are reached both ways (see emu_link_view).
+   Host-fallback code reads and writes `declare target' variables two ways:
+   code that names a variable uses the host global, and a region body given
+   the variable's device address (map clauses, `always' ones included)
+   uses that.  On a device both are one place, so here too: an ordinary
+   variable's device address is its host global.  Its device bytes are
+   kept aside, copies to and from that address go to them, and a launch
+   trades them with the host's bytes in the global for the run, all under
+   one process-wide lock (the globals exist once per process); copies that
+   touch a variable take the same lock, so they never see a half-done
+   trade.  Variables in read-only memory (const tables, compiler-made
+   constants) are never written: their device bytes cannot differ.
+   `declare target link' variables are reached both ways too, but their
+   device data is a separate mapping (see emu_view_begin).
+
+   The region runs as on a device: the thread limit of its launch, and
+   omp_get_device_num () / omp_is_initial_device () answer as on a device
+   (through the wrapper's interposers, see offload-desc.h).
 
    Each device has a worker thread that runs its regions in order, like a
-   stream: the region starts from a fresh OpenMP thread state, as libgomp's
-   own host fallback does, and asynchronous launches just queue.  */
+   stream, and asynchronous launches just queue.  The worker is a thread of
+   its own, not one of the program's OpenMP threads, so regions do not see
+   the launching thread's ICVs; they do share the worker's, which is why
+   each launch sets its thread limit again.  */
 
+/* dl_iterate_phdr, RTLD_DEFAULT.  */
+#define _GNU_SOURCE 1
+
+#include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "plugin-core.h"
 
@@ -44,7 +63,9 @@ enum emu_kind
   EMU_DEVNUM			/* An image's __gomp_device_num.  */
 };
 
-/* One live allocation.  SWAPS counts the `declare target link' objects
+struct emu_var;
+
+/* One live allocation.  VIEWS counts the `declare target link' objects
    mapped in it that a running region also sees through their host objects
    (one mapping libgomp made may hold several): the block must not change
    or go away behind the region's back.  */
@@ -53,7 +74,11 @@ struct emu_block
   char *start;
   size_t size;
   enum emu_kind kind;
-  unsigned swaps;
+  unsigned views;
+  /* Non-NULL: START is an ordinary variable's host global, which is also
+     its device address; its device bytes live in VAR->copy except while a
+     region runs with them in the global.  */
+  struct emu_var *var;
 };
 
 struct emu_var
@@ -61,14 +86,27 @@ struct emu_var
   char *host;			/* The host global.  */
   size_t size;			/* Its size, without the link bit.  */
   bool link;			/* `declare target link': COPY is a pointer.  */
-  char *copy;			/* Device copy (a block of kind EMU_VAR).  */
+  bool readonly;		/* HOST lies in read-only memory: no view.  */
+  /* Ordinary variables (size > 0): where the device bytes are kept while
+     no region has them in the global (see emu_block.var).  Link and empty
+     variables: the device copy itself, a block of kind EMU_VAR.  */
+  char *copy;
   /* While a region runs: the device bytes HOST stands for (COPY, or for a
      link variable the mapping), else NULL.  */
-  char *swapped;
-  size_t swapped_n;		/* Link variables: bytes in view.  */
-  char *link_save;		/* Link variables: host bytes, then the
-				   mapping's bytes at the start.  */
+  char *view;
+  size_t view_n;		/* Bytes in view.  */
+  /* Link variables in view: 2 * VIEW_N bytes, the host's own bytes, then
+     the mapping's bytes the global started with (what tells which bytes
+     code wrote through the global).  */
+  char *save;
 };
+
+/* Whether V's device address is its host global.  */
+static inline bool
+emu_var_aliased (const struct emu_var *v)
+{
+  return !v->link && v->size > 0;
+}
 
 struct emu_image
 {
@@ -76,6 +114,10 @@ struct emu_image
   size_t num_vars;
   struct emu_var *vars;
   char *device_num;
+  /* The wrapper's: the calling thread's "current device" slot that its
+     omp_get_device_num / omp_is_initial_device interposers read; NULL in
+     descriptors without one.  */
+  int *(*device_num_slot) (void);
 };
 
 /* A queued launch.  Synchronous ones live on the launcher's stack.  */
@@ -84,6 +126,7 @@ struct emu_job
   struct emu_job *next;
   void (*fn) (void **);
   void **tgt_vars;
+  int thread_limit;		/* From the launch; 0: the default.  */
   void *async_data;		/* Non-NULL: asynchronous, free when done.  */
   bool done;
 };
@@ -105,6 +148,7 @@ struct emu_device
   struct emu_job *head, *tail;
   bool stopping;
   pthread_t worker;
+  int default_thread_limit;	/* The worker's, before any region.  */
 };
 
 /* Held while any region runs, on any emulated device.  */
@@ -118,7 +162,8 @@ static __thread struct emu_device *emu_current;
   GOMP_PLUGIN_error ("offloadkit-%s: emulated device %d: " fmt, \
 		     ok_plugin.name, (dev)->local, ##__VA_ARGS__)
 
-static void emu_swap_vars (struct emu_device *dev, bool in);
+static void emu_view_merge (struct emu_device *dev);
+static void emu_view_reload (struct emu_device *dev);
 
 /* The region lock, unless this thread already holds it because it is
    running a region.  Return whether it was taken.  */
@@ -197,7 +242,8 @@ reg_insert (struct emu_device *dev, char *start, size_t size,
   memmove (&dev->blocks[i + 1], &dev->blocks[i],
 	   (dev->num_blocks - i) * sizeof *dev->blocks);
   dev->blocks[i] = (struct emu_block) { .start = start, .size = size,
-					.kind = kind, .swaps = 0 };
+					.kind = kind, .views = 0,
+					.var = NULL };
   dev->num_blocks++;
   return true;
 }
@@ -255,7 +301,7 @@ emu_drop_block (struct emu_device *dev, char *p)
 static bool
 emu_block_shared (const struct emu_block *b)
 {
-  return b->kind == EMU_VAR || b->swaps > 0;
+  return b->kind == EMU_VAR || b->views > 0;
 }
 
 /* Check that [PTR, PTR + N), N > 0, lies in one live block and store a
@@ -286,6 +332,19 @@ emu_access (struct emu_device *dev, const void *ptr, size_t n,
     }
 }
 
+/* Where the device bytes at PTR, inside block B (a zeroed B: PTR is host
+   memory), are now.  A variable's bytes are in its host global
+   while its device's region runs, else in its copy.  The caller holds the
+   region lock if B is a variable's.  */
+static char *
+emu_where (const struct emu_block *b, const void *ptr)
+{
+  const struct emu_var *v = b->var;
+  if (v == NULL || v->view != NULL)
+    return (char *) ptr;
+  return v->copy + ((const char *) ptr - b->start);
+}
+
 /* Copy N bytes from SRC to DST; CHECK_SRC and CHECK_DST say which of them
    are device addresses.  */
 static bool
@@ -304,16 +363,18 @@ emu_copy (struct emu_device *dev, void *dst, const void *src, size_t n,
       emu_unlock_region (held);
       return false;
     }
-  /* A region copying device memory that its own launch has swapped with
-     host globals (omp_target_memcpy inside the region, say) must see the
-     device's bytes: swap back around the copy.  */
-  bool reswap = (emu_current == dev
+  /* A copy made by a region of this device (omp_target_memcpy inside it,
+     say) must see what the region wrote through link variables' host
+     objects, and those must show afterwards what the copy wrote into
+     their mappings.  Ordinary variables need nothing: emu_where finds
+     their bytes.  */
+  bool resync = (emu_current == dev
 		 && (emu_block_shared (&bs) || emu_block_shared (&bd)));
-  if (reswap)
-    emu_swap_vars (dev, false);
-  memmove (dst, src, n);
-  if (reswap)
-    emu_swap_vars (dev, true);
+  if (resync)
+    emu_view_merge (dev);
+  memmove (emu_where (&bd, dst), emu_where (&bs, src), n);
+  if (resync)
+    emu_view_reload (dev);
   emu_unlock_region (held);
   return true;
 }
@@ -358,9 +419,9 @@ emu_free (void *d, void *ptr)
 	why = "it is not the start of a live allocation";
       else if (b->kind != EMU_USER)
 	why = "it belongs to a loaded image";
-      else if (b->swaps > 0 && emu_current != NULL)
+      else if (b->views > 0 && emu_current != NULL)
 	why = "the running target region uses it";
-      else if (b->swaps == 0 || held)
+      else if (b->views == 0 || held)
 	reg_remove (dev, b);
       else
 	b = NULL;		/* Shared: retry under the region lock.  */
@@ -382,11 +443,73 @@ emu_free (void *d, void *ptr)
 
 /* Images.  */
 
+/* Whether ADDR lies in memory that the program cannot write: a loadable
+   segment without write permission (.rodata), or the part of one that the
+   dynamic linker makes read-only after relocation (RELRO: const data with
+   addresses in it).  gfortran puts compiler-made constant arrays in the
+   variable table, and a const declare target variable is one too.  */
+struct emu_ro_query
+{
+  uintptr_t addr;
+  bool readonly;
+};
+
+static int
+emu_ro_visit (struct dl_phdr_info *info, size_t size, void *data)
+{
+  struct emu_ro_query *q = data;
+  (void) size;
+  uintptr_t page = (uintptr_t) sysconf (_SC_PAGESIZE);
+  bool inside = false;
+  for (int i = 0; i < info->dlpi_phnum; i++)
+    {
+      const ElfW (Phdr) *ph = &info->dlpi_phdr[i];
+      uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+      uintptr_t hi = lo + ph->p_memsz;
+      if (ph->p_type == PT_GNU_RELRO)
+	{
+	  /* The loader protects whole pages only: the start rounded down,
+	     the end too.  */
+	  lo &= ~(page - 1);
+	  hi &= ~(page - 1);
+	}
+      else if (ph->p_type != PT_LOAD)
+	continue;
+      if (q->addr < lo || q->addr >= hi)
+	continue;
+      inside = true;
+      if (ph->p_type == PT_GNU_RELRO || !(ph->p_flags & PF_W))
+	q->readonly = true;
+    }
+  return inside;		/* Non-zero stops: the object is found.  */
+}
+
+static bool
+emu_readonly (const void *addr)
+{
+  struct emu_ro_query q = { (uintptr_t) addr, false };
+  dl_iterate_phdr (emu_ro_visit, &q);
+  return q.readonly;
+}
+
 static void
 emu_free_image (struct emu_device *dev, struct emu_image *img)
 {
   for (size_t i = 0; i < img->num_vars; i++)
-    emu_drop_block (dev, img->vars[i].copy);
+    {
+      struct emu_var *v = &img->vars[i];
+      if (!emu_var_aliased (v))
+	emu_drop_block (dev, v->copy);
+      else if (v->copy != NULL)
+	{
+	  pthread_mutex_lock (&dev->mem_lock);
+	  struct emu_block *b = reg_exact (dev, v->host);
+	  if (b != NULL && b->var == v)
+	    reg_remove (dev, b);
+	  pthread_mutex_unlock (&dev->mem_lock);
+	  free (v->copy);
+	}
+    }
   emu_drop_block (dev, img->device_num);
   free (img->vars);
   free (img);
@@ -430,11 +553,35 @@ emu_load_image (void *d, const struct ok_image_req *req, void **handle)
       v->host = (char *) host->vars[2 * i];
       v->link = (size & OK_GOMP_LINK_BIT) != 0;
       v->size = (size_t) (size & ~OK_GOMP_LINK_BIT);
+      v->readonly = v->size > 0 && emu_readonly (v->host);
       size_t copy_size = v->link ? sizeof (void *) : v->size;
-      v->copy = emu_new_block (dev, copy_size, EMU_VAR);
       img->num_vars = i + 1;
-      if (v->copy == NULL)
-	goto fail;
+      if (emu_var_aliased (v))
+	{
+	  /* The device address is the host global's, so that a region
+	     reaches the variable at the same place through its name and
+	     through the address libgomp passes, as on a device.  */
+	  v->copy = malloc (v->size);
+	  pthread_mutex_lock (&dev->mem_lock);
+	  bool ok = (v->copy != NULL
+		     && reg_insert (dev, v->host, v->size, EMU_VAR));
+	  if (ok)
+	    reg_exact (dev, v->host)->var = v;
+	  pthread_mutex_unlock (&dev->mem_lock);
+	  if (!ok)
+	    {
+	      free (v->copy);
+	      v->copy = NULL;
+	      EMU_ERROR (dev, "out of memory loading an image");
+	      goto fail;
+	    }
+	}
+      else
+	{
+	  v->copy = emu_new_block (dev, copy_size, EMU_VAR);
+	  if (v->copy == NULL)
+	    goto fail;
+	}
       if (v->link)
 	/* Null until libgomp maps the variable and stores its address.  */
 	memset (v->copy, 0, sizeof (void *));
@@ -445,14 +592,16 @@ emu_load_image (void *d, const struct ok_image_req *req, void **handle)
 	}
       else
 	memcpy (v->copy, v->host, v->size);
-      req->table[req->num_funcs + i].start = (uintptr_t) v->copy;
-      req->table[req->num_funcs + i].end = (uintptr_t) v->copy + copy_size;
+      char *addr = emu_var_aliased (v) ? v->host : v->copy;
+      req->table[req->num_funcs + i].start = (uintptr_t) addr;
+      req->table[req->num_funcs + i].end = (uintptr_t) addr + copy_size;
     }
 
   img->device_num = emu_new_block (dev, sizeof (int), EMU_DEVNUM);
   if (img->device_num == NULL)
     goto fail;
   memset (img->device_num, 0, sizeof (int));
+  img->device_num_slot = req->desc->device_num_slot;
   struct ok_addr_pair *last = &req->table[req->num_funcs + req->num_vars];
   last->start = (uintptr_t) img->device_num;
   last->end = last->start + sizeof (int);
@@ -474,7 +623,7 @@ emu_unload_image (void *d, void *handle)
 {
   struct emu_device *dev = d;
   struct emu_image *img = handle;
-  /* Not while a region might have its variables swapped in.  */
+  /* Not while a region might have its variables in view.  */
   bool locked = emu_lock_region ();
   if (emu_current == dev)
     {
@@ -495,6 +644,24 @@ emu_unload_image (void *d, void *handle)
 
 /* Running regions.  */
 
+/* Take into DEV each of the N bytes of GLOBAL that differs from BEFORE:
+   what code wrote through the variable's name.  Compared in chunks, as
+   most regions change little or nothing.  */
+static void
+emu_merge_bytes (char *dev, const char *global, const char *before, size_t n)
+{
+  const size_t chunk = 256;
+  for (size_t off = 0; off < n; off += chunk)
+    {
+      size_t c = n - off < chunk ? n - off : chunk;
+      if (memcmp (global + off, before + off, c) == 0)
+	continue;
+      for (size_t i = off; i < off + c; i++)
+	if (global[i] != before[i])
+	  dev[i] = global[i];
+    }
+}
+
 static void
 emu_swap_bytes (char *a, char *b, size_t n)
 {
@@ -511,37 +678,25 @@ emu_swap_bytes (char *a, char *b, size_t n)
     }
 }
 
-/* Start (IN) or end the device view of one `declare target link'
-   variable.  The region's own body reaches a link variable through the
-   mapped address libgomp passes in TGT_VARS, but host functions it calls
-   name the host object.  So both must hold the device data during the
-   run: copy the mapping into the host object, and afterwards take back
-   into the mapping each byte that code changed through the host object,
-   then restore the host's own bytes.  Called with DEV->mem_lock held.  */
+/* Start the view of V for a launch: its host global shows the device
+   bytes.  An ordinary variable's device address is the global itself, so
+   its device bytes and the host's trade places.  A link variable's device
+   data is a mapping that the region body reaches through its own address
+   while code it calls names the host object: the object gets a copy of
+   the mapping, and the two are merged after.  Called with DEV->mem_lock
+   held.  */
 static void
-emu_link_view (struct emu_device *dev, struct emu_var *v, bool in)
+emu_view_begin (struct emu_device *dev, struct emu_var *v)
 {
-  if (!in)
+  if (v->readonly || v->size == 0)
+    return;
+  if (!v->link)
     {
-      size_t n = v->swapped_n;
-      struct emu_block *b = reg_find (dev, v->swapped, n);
-      /* Frees of such blocks wait for the region, so B exists.  */
-      if (b != NULL)
-	{
-	  const char *before = v->link_save + n;
-	  for (size_t i = 0; i < n; i++)
-	    if (v->host[i] != before[i])
-	      v->swapped[i] = v->host[i];
-	  b->swaps--;
-	}
-      memcpy (v->host, v->link_save, n);
-      free (v->link_save);
-      v->link_save = NULL;
-      v->swapped = NULL;
-      v->swapped_n = 0;
+      emu_swap_bytes (v->host, v->copy, v->size);
+      v->view = v->copy;
+      v->view_n = v->size;
       return;
     }
-
   /* Only a mapped link variable has device data: its slot points into a
      live mapping (after an unmap it may dangle, so check).  A partial
      mapping holds only part of the object.  */
@@ -551,41 +706,131 @@ emu_link_view (struct emu_device *dev, struct emu_var *v, bool in)
     return;
   size_t avail = b->size - (size_t) (target - b->start);
   size_t n = v->size < avail ? v->size : avail;
-  char *save = n > 0 ? malloc (2 * n) : NULL;
-  if (save == NULL)
+  v->save = n > 0 ? malloc (2 * n) : NULL;
+  if (v->save == NULL)
     return;			/* The region sees the host object.  */
-  memcpy (save, v->host, n);
-  memcpy (save + n, target, n);
+  /* The block must stay while the region may use it.  */
+  b->views++;
+  memcpy (v->save, v->host, n);
+  memcpy (v->save + n, target, n);
   memcpy (v->host, target, n);
-  v->link_save = save;
-  v->swapped = target;
-  v->swapped_n = n;
-  b->swaps++;
+  v->view = target;
+  v->view_n = n;
 }
 
-/* Give the host globals the device's values of its variables (IN), or
-   give them back.  Called with emu_region_lock held.  */
+/* End the view of V.  A link variable's mapping gets each byte that was
+   written through the host object (the others keep what the mapping now
+   holds, perhaps written through its address), and the object its own
+   bytes back.  Called with DEV->mem_lock held.  */
 static void
-emu_swap_vars (struct emu_device *dev, bool in)
+emu_view_end (struct emu_device *dev, struct emu_var *v)
+{
+  size_t n = v->view_n;
+  if (!v->link)
+    emu_swap_bytes (v->host, v->copy, n);
+  else
+    {
+      emu_merge_bytes (v->view, v->host, v->save + n, n);
+      memcpy (v->host, v->save, n);
+      /* Frees of such blocks wait for the region, so it exists.  */
+      struct emu_block *b = reg_find (dev, v->view, n);
+      if (b != NULL)
+	b->views--;
+      free (v->save);
+      v->save = NULL;
+    }
+  v->view = NULL;
+  v->view_n = 0;
+}
+
+/* Start (IN) or end the views of all of DEV's variables.  Called with
+   emu_region_lock held.  */
+static void
+emu_view_all (struct emu_device *dev, bool in)
 {
   pthread_mutex_lock (&dev->mem_lock);
   for (struct emu_image *img = dev->images; img != NULL; img = img->next)
     for (size_t i = 0; i < img->num_vars; i++)
       {
 	struct emu_var *v = &img->vars[i];
-	if (v->link)
+	if (in)
+	  emu_view_begin (dev, v);
+	else if (v->view != NULL)
+	  emu_view_end (dev, v);
+      }
+  pthread_mutex_unlock (&dev->mem_lock);
+}
+
+/* In the middle of a region of DEV: bring what was written through the
+   host objects of link variables into their mappings, so that these are
+   complete.  (Ordinary variables need nothing: their device bytes are
+   the globals.)  */
+static void
+emu_view_merge (struct emu_device *dev)
+{
+  pthread_mutex_lock (&dev->mem_lock);
+  for (struct emu_image *img = dev->images; img != NULL; img = img->next)
+    for (size_t i = 0; i < img->num_vars; i++)
+      {
+	struct emu_var *v = &img->vars[i];
+	if (v->link && v->view != NULL)
+	  emu_merge_bytes (v->view, v->host, v->save + v->view_n, v->view_n);
+      }
+  pthread_mutex_unlock (&dev->mem_lock);
+}
+
+/* After emu_view_merge and a change of device bytes: show the mappings
+   in the host objects again.  */
+static void
+emu_view_reload (struct emu_device *dev)
+{
+  pthread_mutex_lock (&dev->mem_lock);
+  for (struct emu_image *img = dev->images; img != NULL; img = img->next)
+    for (size_t i = 0; i < img->num_vars; i++)
+      {
+	struct emu_var *v = &img->vars[i];
+	if (v->link && v->view != NULL)
 	  {
-	    if (in || v->swapped != NULL)
-	      emu_link_view (dev, v, in);
-	  }
-	else if (in ? v->size > 0 : v->swapped != NULL)
-	  {
-	    /* The copy is a block of its own, alive while the image is.  */
-	    emu_swap_bytes (v->host, v->copy, v->size);
-	    v->swapped = in ? v->copy : NULL;
+	    memcpy (v->host, v->view, v->view_n);
+	    memcpy (v->save + v->view_n, v->view, v->view_n);
 	  }
       }
   pthread_mutex_unlock (&dev->mem_lock);
+}
+
+/* libgomp's, when it loaded the plugin (the plugin harness has none):
+   GOMP_teams4 sets the calling thread's thread limit, as libgomp's own
+   host fallback does for a thread_limit clause, and resets its team
+   counters; omp_get_thread_limit gives the default.  */
+static pthread_once_t emu_gomp_once = PTHREAD_ONCE_INIT;
+static bool (*emu_gomp_teams4) (unsigned, unsigned, unsigned, bool);
+static int (*emu_gomp_get_thread_limit) (void);
+
+static void
+emu_gomp_resolve (void)
+{
+  *(void **) &emu_gomp_teams4 = dlsym (RTLD_DEFAULT, "GOMP_teams4");
+  *(void **) &emu_gomp_get_thread_limit
+    = dlsym (RTLD_DEFAULT, "omp_get_thread_limit");
+  if (emu_gomp_teams4 == NULL || emu_gomp_get_thread_limit == NULL)
+    emu_gomp_teams4 = NULL;
+}
+
+/* Tell the wrappers of DEV's images which device the calling thread runs
+   a region of (ON), or that it runs none.  The program and each of its
+   shared libraries have a wrapper, and the interposer that answers may be
+   any of theirs, so all are told.  */
+static void
+emu_set_device_num (struct emu_device *dev, bool on)
+{
+  for (struct emu_image *img = dev->images; img != NULL; img = img->next)
+    if (img->device_num_slot != NULL)
+      {
+	int *slot = img->device_num_slot ();
+	if (slot != NULL)
+	  /* libgomp stored its number of the device there at load.  */
+	  *slot = on ? *(const int *) img->device_num : -1;
+      }
 }
 
 static void
@@ -593,9 +838,21 @@ emu_execute (struct emu_device *dev, struct emu_job *job)
 {
   pthread_mutex_lock (&emu_region_lock);
   emu_current = dev;
-  emu_swap_vars (dev, true);
+  emu_view_all (dev, true);
+  emu_set_device_num (dev, true);
+  if (emu_gomp_teams4 != NULL)
+    {
+      /* The worker thread is reused: every launch sets the limit, to the
+	 default when the construct gave none.  An unlimited default
+	 (INT_MAX as read) goes back as "unlimited".  */
+      unsigned limit = (job->thread_limit > 0 ? (unsigned) job->thread_limit
+			: dev->default_thread_limit >= INT_MAX ? UINT_MAX
+			: (unsigned) dev->default_thread_limit);
+      emu_gomp_teams4 (1, 1, limit, true);
+    }
   job->fn (job->tgt_vars);
-  emu_swap_vars (dev, false);
+  emu_set_device_num (dev, false);
+  emu_view_all (dev, false);
   emu_current = NULL;
   pthread_mutex_unlock (&emu_region_lock);
 }
@@ -604,6 +861,10 @@ static void *
 emu_worker (void *d)
 {
   struct emu_device *dev = d;
+  /* Before any region changes this thread's limit.  */
+  pthread_once (&emu_gomp_once, emu_gomp_resolve);
+  if (emu_gomp_teams4 != NULL)
+    dev->default_thread_limit = emu_gomp_get_thread_limit ();
   pthread_mutex_lock (&dev->queue_lock);
   for (;;)
     {
@@ -665,11 +926,11 @@ static bool
 emu_run (void *d, void *fn, void *tgt_vars, const struct ok_launch *launch)
 {
   struct emu_device *dev = d;
-  (void) launch;
   if (!emu_check_nested (dev))
     return false;
   struct emu_job job = { .fn = (void (*) (void **)) fn,
-			 .tgt_vars = tgt_vars };
+			 .tgt_vars = tgt_vars,
+			 .thread_limit = launch->thread_limit };
   pthread_mutex_lock (&dev->queue_lock);
   emu_enqueue (dev, &job);
   while (!job.done)
@@ -683,7 +944,6 @@ emu_async_run (void *d, void *fn, void *tgt_vars,
 	       const struct ok_launch *launch, void *async_data)
 {
   struct emu_device *dev = d;
-  (void) launch;
   if (!emu_check_nested (dev))
     return false;
   if (async_data == NULL)
@@ -699,6 +959,7 @@ emu_async_run (void *d, void *fn, void *tgt_vars,
     }
   *job = (struct emu_job) { .fn = (void (*) (void **)) fn,
 			    .tgt_vars = tgt_vars,
+			    .thread_limit = launch->thread_limit,
 			    .async_data = async_data };
   pthread_mutex_lock (&dev->queue_lock);
   emu_enqueue (dev, job);

@@ -83,6 +83,56 @@ image_format_name (uint32_t fmt)
     }
 }
 
+/* What a program asks about the device it runs on.  An emulated device
+   runs the host-fallback code of a region, where libgomp would answer
+   "the initial device": the wrapper interposes omp_get_device_num and
+   omp_is_initial_device (C and gfortran's names) for the code linked with
+   it.  They are hidden, so every reference in the same program or shared
+   library binds to them whatever the load order, and weak, so several
+   wrappers can be linked together.  They answer from a thread-local
+   "current emulated device" that the plugin sets, through the
+   descriptor's device_num_slot, on the thread running a region, and
+   give libgomp's host answers otherwise.  */
+static void
+put_device_identity (FILE *f)
+{
+  /* Initial-exec: the general model would need __tls_get_addr from the
+     dynamic linker, which program links do not name; 4 bytes of static
+     TLS fit in what glibc keeps for dlopened libraries.  */
+  fputs ("static __thread int mko_device_num"
+	 " __attribute__ ((tls_model (\"initial-exec\"))) = -1;\n\n"
+	 "static int *\n"
+	 "mko_device_num_slot (void)\n"
+	 "{\n"
+	 "  return &mko_device_num;\n"
+	 "}\n\n"
+	 "extern int omp_get_initial_device (void);\n\n", f);
+  /* C and Fortran entry points.  Outside an emulated region they give
+     libgomp's host answers, which are fixed: the host is the initial
+     device, and its device number is omp_get_initial_device ().  */
+  static const struct
+  {
+    const char *name, *type, *device_answer, *host_answer;
+  } fns[] = {
+    { "omp_is_initial_device", "int", "0", "1" },
+    { "omp_get_device_num", "int", "mko_device_num",
+      "omp_get_initial_device ()" },
+    { "omp_is_initial_device_", "int32_t", "0", "1" },
+    { "omp_get_device_num_", "int32_t", "mko_device_num",
+      "omp_get_initial_device ()" },
+  };
+  for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+    fprintf (f, "%s %s (void)"
+	     " __attribute__ ((weak, visibility (\"hidden\")));\n\n"
+	     "%s\n"
+	     "%s (void)\n"
+	     "{\n"
+	     "  return mko_device_num >= 0 ? %s : %s;\n"
+	     "}\n\n",
+	     fns[i].type, fns[i].name, fns[i].type, fns[i].name,
+	     fns[i].device_answer, fns[i].host_answer);
+}
+
 static void
 put_wrapper (FILE *f, const struct mko_ctx *ctx)
 {
@@ -142,6 +192,8 @@ put_wrapper (FILE *f, const struct mko_ctx *ctx)
 	   ctx->var_names.n ? "mko_var_names" : "0");
   fputs ("  }\n};\n\n", f);
 
+  put_device_identity (f);
+
   fputs ("static const unsigned char *host_var_init_copy;\n\n"
 	 "static const struct ok_openmp_target __OPENMP_TARGET__ = {\n"
 	 "  .host = {\n"
@@ -156,7 +208,8 @@ put_wrapper (FILE *f, const struct mko_ctx *ctx)
 	 "  .num_targets = 1,\n"
 	 "  .flags = 0,\n"
 	 "  .targets = mko_targets,\n"
-	 "  .host_var_init = &host_var_init_copy\n"
+	 "  .host_var_init = &host_var_init_copy,\n"
+	 "  .device_num_slot = mko_device_num_slot\n"
 	 "};\n\n", f);
 
   fprintf (f, "#define MKO_VERSION %#xu\n", version);

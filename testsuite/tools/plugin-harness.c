@@ -445,9 +445,43 @@ region_inner_copy (void **tgt_vars)
   p_dev2host (0, &inner_seen, (void *) vars0[0].start, sizeof inner_seen);
 }
 
+/* Region that writes a variable through the device address it is given
+   in tgt_vars[1] and reads it back by name, as code with a map(always)
+   clause of a declare target variable and a function it calls do: both
+   must be the same place.  */
+static void
+region_alias (void **tgt_vars)
+{
+  long *out = tgt_vars[0];
+  int *counter = tgt_vars[1];
+  *counter = 1234;
+  out[0] = hv_counter;
+  hv_counter = 4321;
+  out[1] = *counter;
+}
+
+/* The wrapper's "current emulated device" slot, as mkoffload's wrapper
+   defines it.  */
+static __thread int harness_device_num = -1;
+
+static int *
+harness_device_num_slot (void)
+{
+  return &harness_device_num;
+}
+
+/* Region that reports the device number the plugin set for its thread.  */
+static void
+region_devnum (void **tgt_vars)
+{
+  long *out = tgt_vars[0];
+  out[0] = harness_device_num;
+}
+
 static void *const funcs[] = { (void *) region_count, (void *) region_link,
 			       (void *) region_gated, (void *) region_nested,
-			       (void *) region_inner_copy };
+			       (void *) region_inner_copy, (void *) region_alias,
+			       (void *) region_devnum };
 static void *const vars[] = {
   &hv_counter, (void *) sizeof hv_counter,
   hv_array, (void *) sizeof hv_array,
@@ -459,7 +493,10 @@ _Static_assert (sizeof vars0 / sizeof vars0[0] == NVARS + 1,
 		"vars0 holds the variables and device_num");
 
 static const unsigned char fake_ptx[] = "// not really PTX\n";
-static const char *const func_names[] = { "f0", "f1", "f2", "f3", "f4" };
+static const char *const func_names[] = { "f0", "f1", "f2", "f3", "f4", "f5",
+					  "f6" };
+_Static_assert (sizeof func_names / sizeof func_names[0] == NFUNCS,
+		"one name per function");
 static const char *const var_names[] = { "hv_counter", "hv_array",
 					 "hv_link" };
 
@@ -494,7 +531,8 @@ build_descriptors (void)
     .host = { funcs, funcs + NFUNCS, vars, vars + 2 * NVARS },
     .magic = OK_DESC_MAGIC, .desc_version = OK_DESC_VERSION,
     .dev_version = OK_DEV_VERSION, .num_targets = 1, .targets = &tgt,
-    .host_var_init = &hv_snapshot_ptr };
+    .host_var_init = &hv_snapshot_ptr,
+    .device_num_slot = harness_device_num_slot };
 
   tgt2 = tgt;
   tgt2.num_funcs = 1;
@@ -576,15 +614,15 @@ test_bad_images (void)
   t = tgt;
   t.num_funcs = NFUNCS + 1;
   d.targets = &t;
-  bad_load ("function count mismatch", version, &d, "6 functions",
-	    "host table 5 and 3");
+  bad_load ("function count mismatch", version, &d, "8 functions",
+	    "host table 7 and 3");
 
   d = desc;
   t = tgt;
   t.num_vars = 1;
   d.targets = &t;
   bad_load ("variable count mismatch", version, &d, "1 variables",
-	    "host table 5 and 3");
+	    "host table 7 and 3");
 
   d = desc;
   d.host.vars_end = vars + 2 * NVARS - 1;
@@ -638,10 +676,14 @@ test_load_table (void)
 	 entry_is (&v[1], v[1].start, sizeof hv_array));
   check ("load_image: link variable is a pointer slot",
 	 entry_is (&v[2], v[2].start, sizeof (void *)));
-  check ("load_image: variables have device copies",
-	 v[0].start != (uintptr_t) &hv_counter
-	 && v[1].start != (uintptr_t) hv_array
-	 && v[2].start != (uintptr_t) hv_link);
+  /* An ordinary variable's device address is its host global, so that a
+     region reaches it at one place by name and by address; its device
+     bytes are kept apart (checked by value below).  */
+  check ("load_image: variables at their host addresses",
+	 v[0].start == (uintptr_t) &hv_counter
+	 && v[1].start == (uintptr_t) hv_array);
+  check ("load_image: link variable has its own slot",
+	 v[2].start != (uintptr_t) hv_link);
   check ("load_image: device_num entry",
 	 v[3].start != 0 && v[3].end - v[3].start == sizeof (int));
   check ("load_image: initial value from the snapshot",
@@ -801,6 +843,31 @@ test_run (void)
 	 && dev_int (0, vars0[0].start) == 777);
   p_host2dev (0, (void *) vars0[0].start, &before, sizeof before);
 
+  void **tv3 = p_alloc (0, 2 * sizeof (void *));
+  void *tv3_init[2] = { out, (void *) vars0[0].start };
+  p_host2dev (0, tv3, tv3_init, sizeof tv3_init);
+  p_run (0, (void *) region_alias, tv3, NULL);
+  p_dev2host (0, res, out, sizeof res);
+  check ("variable: write through the device address seen by name",
+	 res[0] == 1234);
+  check ("variable: write by name seen through the device address",
+	 res[1] == 4321 && dev_int (0, vars0[0].start) == 4321);
+  check ("variable: host untouched by either", hv_counter == 5);
+  p_host2dev (0, (void *) vars0[0].start, &before, sizeof before);
+  p_free (0, tv3);
+
+  /* libgomp stores its number of the device in the image's device_num;
+     the region's thread gets it through the wrapper's slot.  */
+  int devnum = 7;
+  p_host2dev (0, (void *) vars0[3].start, &devnum, sizeof devnum);
+  p_run (0, (void *) region_devnum, tv, NULL);
+  p_dev2host (0, res, out, sizeof res);
+  check ("device number set for the region", res[0] == 7);
+  check ("device number not set for the launching thread",
+	 harness_device_num == -1);
+  devnum = 0;
+  p_host2dev (0, (void *) vars0[3].start, &devnum, sizeof devnum);
+
   /* Nested launches, same device and another one.  */
   for (int d = 0; d < 2; d++)
     {
@@ -941,14 +1008,17 @@ test_two_devices (void)
     return;
   memcpy (vars1, t + NFUNCS, sizeof vars1);
   free (t);
-  check ("second device: own copies", vars1[0].start != vars0[0].start);
   check ("second device: initial value", dev_int (1, vars1[0].start) == 42);
+  check ("second device: own copies",
+	 dev_int (0, vars0[0].start) != dev_int (1, vars1[0].start));
 
   int e = errors_now ();
+  void *mem1 = p_alloc (1, 4);
   check ("device 0 rejects device 1's memory",
-	 !p_dev2host (0, &(int) { 0 }, (void *) vars1[0].start, 4));
+	 !p_dev2host (0, &(int) { 0 }, mem1, 4));
   check ("device 0 rejects device 1's memory: message",
 	 error_says (e, "live", NULL));
+  p_free (1, mem1);
 
   struct hammer h[2];
   int start[2] = { 0, 0 };
