@@ -148,7 +148,6 @@ struct emu_device
   struct emu_job *head, *tail;
   bool stopping;
   pthread_t worker;
-  int default_thread_limit;	/* The worker's, before any region.  */
 };
 
 /* Held while any region runs, on any emulated device.  */
@@ -798,22 +797,16 @@ emu_view_reload (struct emu_device *dev)
   pthread_mutex_unlock (&dev->mem_lock);
 }
 
-/* libgomp's, when it loaded the plugin (the plugin harness has none):
-   GOMP_teams4 sets the calling thread's thread limit, as libgomp's own
-   host fallback does for a thread_limit clause, and resets its team
-   counters; omp_get_thread_limit gives the default.  */
+/* libgomp's GOMP_teams4, when libgomp loaded the plugin (the plugin
+   harness has none): it sets the calling thread's thread limit, as
+   libgomp's own host fallback does for a thread_limit clause.  */
 static pthread_once_t emu_gomp_once = PTHREAD_ONCE_INIT;
 static bool (*emu_gomp_teams4) (unsigned, unsigned, unsigned, bool);
-static int (*emu_gomp_get_thread_limit) (void);
 
 static void
 emu_gomp_resolve (void)
 {
   *(void **) &emu_gomp_teams4 = dlsym (RTLD_DEFAULT, "GOMP_teams4");
-  *(void **) &emu_gomp_get_thread_limit
-    = dlsym (RTLD_DEFAULT, "omp_get_thread_limit");
-  if (emu_gomp_teams4 == NULL || emu_gomp_get_thread_limit == NULL)
-    emu_gomp_teams4 = NULL;
 }
 
 /* Tell the wrappers of DEV's images which device the calling thread runs
@@ -833,27 +826,47 @@ emu_set_device_num (struct emu_device *dev, bool on)
       }
 }
 
+struct emu_region
+{
+  struct emu_device *dev;
+  struct emu_job *job;
+};
+
+/* Run one region.  This is the region's initial thread: what it knows as
+   "current device" and its OpenMP settings are its own.  */
+static void *
+emu_region_thread (void *r)
+{
+  struct emu_region *region = r;
+  emu_current = region->dev;
+  emu_set_device_num (region->dev, true);
+  if (emu_gomp_teams4 != NULL && region->job->thread_limit > 0)
+    emu_gomp_teams4 (1, 1, (unsigned) region->job->thread_limit, true);
+  region->job->fn (region->job->tgt_vars);
+  emu_set_device_num (region->dev, false);
+  emu_current = NULL;
+  return NULL;
+}
+
+/* Each region runs on a thread of its own, started here and joined: like
+   libgomp's host fallback, which clears the thread's OpenMP state around
+   a region, it starts from the global settings (omp_set_num_threads in
+   one region does not leak into the next), and libgomp frees what the
+   thread used when it ends.  */
 static void
 emu_execute (struct emu_device *dev, struct emu_job *job)
 {
+  struct emu_region region = { dev, job };
+  pthread_t thread;
   pthread_mutex_lock (&emu_region_lock);
-  emu_current = dev;
   emu_view_all (dev, true);
-  emu_set_device_num (dev, true);
-  if (emu_gomp_teams4 != NULL)
-    {
-      /* The worker thread is reused: every launch sets the limit, to the
-	 default when the construct gave none.  An unlimited default
-	 (INT_MAX as read) goes back as "unlimited".  */
-      unsigned limit = (job->thread_limit > 0 ? (unsigned) job->thread_limit
-			: dev->default_thread_limit >= INT_MAX ? UINT_MAX
-			: (unsigned) dev->default_thread_limit);
-      emu_gomp_teams4 (1, 1, limit, true);
-    }
-  job->fn (job->tgt_vars);
-  emu_set_device_num (dev, false);
+  if (pthread_create (&thread, NULL, emu_region_thread, &region) == 0)
+    pthread_join (thread, NULL);
+  else
+    /* No thread to be had: run it here, on the worker, rather than not
+       at all; only settings a previous region changed can differ.  */
+    emu_region_thread (&region);
   emu_view_all (dev, false);
-  emu_current = NULL;
   pthread_mutex_unlock (&emu_region_lock);
 }
 
@@ -861,10 +874,7 @@ static void *
 emu_worker (void *d)
 {
   struct emu_device *dev = d;
-  /* Before any region changes this thread's limit.  */
   pthread_once (&emu_gomp_once, emu_gomp_resolve);
-  if (emu_gomp_teams4 != NULL)
-    dev->default_thread_limit = emu_gomp_get_thread_limit ();
   pthread_mutex_lock (&dev->queue_lock);
   for (;;)
     {

@@ -1,6 +1,8 @@
 /* The thread_limit clause of a target construct sets the thread limit
    that the region sees, and a region without the clause sees the default
-   again, although emulated devices run all their regions on one thread.  */
+   again.  More generally, settings one region changes do not leak into
+   the next: each region starts from the global ones, as libgomp's own
+   host fallback does.  */
 /* { dg-do run } */
 /* { dg-set-target-env-var OMP_THREAD_LIMIT 6 } */
 
@@ -44,5 +46,13 @@ main (void)
 
   /* The host's own limit never changed.  */
   OKT_CHECK (omp_get_thread_limit () == 6);
+  /* omp_set_num_threads in one region does not carry into the next.  */
+  int host_max = omp_get_max_threads (), max = -1;
+#pragma omp target
+  omp_set_num_threads (host_max + 3);
+#pragma omp target map(from: max)
+  max = omp_get_max_threads ();
+  OKT_CHECK (max == host_max);
+  OKT_CHECK (omp_get_max_threads () == host_max);
   return 0;
 }
