@@ -9,7 +9,7 @@
 
 #include "argv-expand.h"
 #include "diag.h"
-#include "read-file.h"
+#include "file-io.h"
 
 /* A response file naming itself would otherwise loop forever.  */
 #define MAX_DEPTH 32

@@ -60,6 +60,18 @@ ok_desc_check (unsigned version, const void *target_data, int device_type,
 		" expected %u", (unsigned) desc->dev_version, OK_DEV_VERSION);
       return NULL;
     }
+  if (desc->flags != 0)
+    {
+      snprintf (err, errlen, "offload descriptor has flags %#x, expected 0"
+		" (from a newer offloadkit?)", (unsigned) desc->flags);
+      return NULL;
+    }
+  if (desc->num_targets > 0 && desc->targets == NULL)
+    {
+      snprintf (err, errlen, "offload descriptor has %u images but no"
+		" image table", (unsigned) desc->num_targets);
+      return NULL;
+    }
   if (desc->host.funcs_end < desc->host.funcs
       || desc->host.vars_end < desc->host.vars
       || (desc->host.vars_end - desc->host.vars) % 2 != 0)
@@ -83,6 +95,20 @@ ok_desc_check (unsigned version, const void *target_data, int device_type,
 		    " variables, the host table %zu and %zu", (unsigned) t,
 		    (unsigned) tgt->num_funcs, (unsigned) tgt->num_vars,
 		    nfuncs, nvars);
+	  return NULL;
+	}
+      if (tgt->flags != 0)
+	{
+	  snprintf (err, errlen, "offload image %u has flags %#x, expected 0"
+		    " (from a newer offloadkit?)", (unsigned) t,
+		    (unsigned) tgt->flags);
+	  return NULL;
+	}
+      if ((tgt->num_funcs > 0 && tgt->func_names == NULL)
+	  || (tgt->num_vars > 0 && tgt->var_names == NULL))
+	{
+	  snprintf (err, errlen, "offload image %u lacks its function or"
+		    " variable name table", (unsigned) t);
 	  return NULL;
 	}
       if (tgt->image_end < tgt->image_start)

@@ -125,10 +125,22 @@ ok_run_command (const struct ok_command *cmd)
     }
   char **env = child_environment (cmd->unset_env);
   fflush (NULL);
+  /* Until the child is recorded, a cleanup signal waits; the child itself
+     starts with our usual mask.  */
+  sigset_t old_mask;
+  posix_spawnattr_t attr;
+  ok_tempfile_block_signals (&old_mask);
+  posix_spawnattr_init (&attr);
+  posix_spawnattr_setsigmask (&attr, &old_mask);
+  posix_spawnattr_setflags (&attr, POSIX_SPAWN_SETSIGMASK);
   /* glibc's posix_spawnp reports a failed exec (command not found, not
      executable) as its result, so no child ever runs half-started.  */
-  err = posix_spawnp (&pid, name, &actions, NULL, (char *const *) cmd->argv,
+  err = posix_spawnp (&pid, name, &actions, &attr, (char *const *) cmd->argv,
 		      env);
+  if (err == 0)
+    ok_tempfile_set_child (pid);
+  sigprocmask (SIG_SETMASK, &old_mask, NULL);
+  posix_spawnattr_destroy (&attr);
   free (env);
   posix_spawn_file_actions_destroy (&actions);
   if (cmd->out)
@@ -143,7 +155,6 @@ ok_run_command (const struct ok_command *cmd)
 	ok_error ("cannot run '%s': %s", name, strerror (err));
       return -1;
     }
-  ok_tempfile_set_child (pid);
   if (cmd->out)
     {
       *cmd->out = read_all (pipefd[0], cmd->out_len);

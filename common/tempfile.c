@@ -24,7 +24,9 @@ struct tempfile
 static struct tempfile *volatile registry;
 /* The process that owns the files: a forked child must not remove them.  */
 static pid_t owner;
-static const int cleanup_signals[] = { SIGINT, SIGTERM, SIGHUP };
+/* SIGPIPE too: an error message written to a closed pipe kills us.  */
+static const int cleanup_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT,
+				       SIGPIPE };
 static volatile pid_t running_child;
 
 void
@@ -33,25 +35,26 @@ ok_tempfile_set_child (pid_t pid)
   running_child = pid;
 }
 
+void
+ok_tempfile_block_signals (sigset_t *old)
+{
+  sigset_t set;
+  sigemptyset (&set);
+  for (size_t i = 0; i < sizeof cleanup_signals / sizeof *cleanup_signals;
+       i++)
+    sigaddset (&set, cleanup_signals[i]);
+  sigprocmask (SIG_BLOCK, &set, old);
+}
+
 /* Only async-signal-safe calls (unlink) here: it also runs from the
-   signal handler.  */
+   signal handler.  Not in a child forked from the owner.  */
 static void
 remove_all (void)
 {
   if (getpid () != owner)
     return;
   for (struct tempfile *t = registry; t; t = t->next)
-    if (t->path)
-      {
-	unlink (t->path);
-	t->path[0] = '\0';
-      }
-}
-
-void
-ok_tempfile_cleanup (void)
-{
-  remove_all ();
+    unlink (t->path);
 }
 
 static void
@@ -108,12 +111,6 @@ add (char *path)
   registry = t;
   sigprocmask (SIG_SETMASK, &old, NULL);
   return path;
-}
-
-void
-ok_tempfile_register (const char *path)
-{
-  add (xstrdup (path));
 }
 
 const char *

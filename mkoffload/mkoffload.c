@@ -53,6 +53,8 @@ is_executable_file (const char *path)
 char *
 mko_search_path (const char *prog, const char *dirs)
 {
+  if (strchr (prog, '/'))
+    return is_executable_file (prog) ? xstrdup (prog) : NULL;
   if (!dirs)
     return NULL;
   const char *p = dirs;
@@ -75,7 +77,7 @@ char *
 mko_find_program (const char *prog)
 {
   if (strchr (prog, '/'))
-    return is_executable_file (prog) ? xstrdup (prog) : NULL;
+    return mko_search_path (prog, NULL);
 
   char *found = NULL;
   const char *collect_gcc = getenv ("COLLECT_GCC");
@@ -268,13 +270,13 @@ main (int argc, char **argv)
     if (strcmp (argv[i], "--help") == 0)
       {
 	usage (stdout);
-	return ferror (stdout) ? 1 : 0;
+	return fflush (stdout) != 0 || ferror (stdout) ? 1 : 0;
       }
     else if (strcmp (argv[i], "--version") == 0)
       {
 	printf ("mkoffload (offloadkit) %s\n", PACKAGE_VERSION);
 	printf ("Offload target: %s\n", mko_target.name);
-	return ferror (stdout) ? 1 : 0;
+	return fflush (stdout) != 0 || ferror (stdout) ? 1 : 0;
       }
 
   parse_args (&ctx, argc, argv, &inputs);
@@ -301,12 +303,22 @@ main (int argc, char **argv)
 	      " lto-wrapper");
 
   const char *cc = getenv (mko_target.accel_cc_env);
-  if (!cc || !*cc)
-    cc = mko_target.accel_cc;
-  char *found = mko_find_program (cc);
-  if (!found)
-    ok_fatal ("accel compiler '%s' not found (install %s)", cc,
-	      mko_target.package);
+  char *found;
+  if (cc && *cc)
+    {
+      found = mko_find_program (cc);
+      if (!found)
+	ok_fatal ("accel compiler '%s' (from %s) not found", cc,
+		  mko_target.accel_cc_env);
+    }
+  else
+    {
+      cc = mko_target.accel_cc;
+      found = mko_find_program (cc);
+      if (!found)
+	ok_fatal ("accel compiler '%s' not found (install %s)", cc,
+		  mko_target.package);
+    }
   ctx.accel_cc = found;
 
   if (mko_target.build (&ctx) < 0)

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "diag.h"
-#include "read-file.h"
+#include "file-io.h"
 #include "gomp-abi.h"
 #include "mkoffload.h"
 #include "offload-desc.h"
@@ -109,7 +109,7 @@ ptxas_archs (const char *ptxas, int *archs, size_t max)
 {
   const char *argv[] = { ptxas, "--help", NULL };
   char *out = NULL;
-  struct ok_command cmd = { .argv = argv, .out = &out };
+  struct ok_command cmd = { .argv = argv, .out = &out, .quiet = 1 };
   size_t n = 0;
 
   if (ok_run_command (&cmd) != 0 || !out)
@@ -159,6 +159,21 @@ pick_arch (const int *archs, size_t narchs, int min)
   return best;
 }
 
+/* Write TEXT to PATH; report a failure and return -1.  */
+static int
+write_file (const char *path, const char *text)
+{
+  FILE *f = fopen (path, "w");
+  if (!f)
+    {
+      ok_error ("cannot write '%s': %s", path, strerror (errno));
+      return -1;
+    }
+  errno = 0;
+  fputs (text, f);
+  return ok_close_written (f, path);
+}
+
 /* Check each module of this link with ptxas on its own (-c: modules refer to each
    other's functions, resolved only when the plugin links them), for the
    oldest architecture this ptxas supports that the module's .target
@@ -190,12 +205,8 @@ verify_with_ptxas (struct mko_ctx *ctx, const char *ptxas,
       const char *cubin = mko_intermediate (ctx, suffix);
       free (suffix);
 
-      FILE *f = fopen (mod, "w");
-      if (!f || fputs (modules[i], f) == EOF || fclose (f) != 0)
-	{
-	  ok_error ("cannot write '%s': %s", mod, strerror (errno));
-	  return -1;
-	}
+      if (write_file (mod, modules[i]) < 0)
+	return -1;
 
       struct mko_argv a = { 0 };
       char gpu[32];
@@ -268,9 +279,8 @@ nvptx_build (struct mko_ctx *ctx)
     ok_inform ("OFFLOADKIT_PTXAS is empty: PTX not verified");
   else if (ptxas_env)
     {
-      ptxas = strchr (ptxas_env, '/') ? xstrdup (ptxas_env)
-		: mko_search_path (ptxas_env, getenv ("PATH"));
-      if (!ptxas || access (ptxas, X_OK) != 0)
+      ptxas = mko_search_path (ptxas_env, getenv ("PATH"));
+      if (!ptxas)
 	{
 	  ok_error ("ptxas '%s' (OFFLOADKIT_PTXAS) not found", ptxas_env);
 	  return -1;

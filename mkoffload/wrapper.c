@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "diag.h"
+#include "file-io.h"
 #include "gomp-abi.h"
 #include "offload-desc.h"
 #include "run-command.h"
@@ -270,13 +271,9 @@ mko_write_wrapper (const struct mko_ctx *ctx, const char *cfile)
       ok_error ("cannot create '%s': %s", cfile, strerror (errno));
       return -1;
     }
+  errno = 0;
   put_wrapper (f, ctx);
-  if (ferror (f) | (fclose (f) != 0))
-    {
-      ok_error ("cannot write '%s': %s", cfile, strerror (errno));
-      return -1;
-    }
-  return 0;
+  return ok_close_written (f, cfile);
 }
 
 int

@@ -628,6 +628,26 @@ test_bad_images (void)
   d.host.vars_end = vars + 2 * NVARS - 1;
   bad_load ("odd variable table", version, &d, "malformed host table", NULL);
 
+  d = desc;
+  d.flags = 4;
+  bad_load ("descriptor flags", version, &d, "flags 0x4", "expected 0");
+
+  d = desc;
+  d.targets = NULL;
+  bad_load ("no image table", version, &d, "no image table", NULL);
+
+  d = desc;
+  t = tgt;
+  t.flags = 1;
+  d.targets = &t;
+  bad_load ("image flags", version, &d, "flags 0x1", "expected 0");
+
+  d = desc;
+  t = tgt;
+  t.func_names = NULL;
+  d.targets = &t;
+  bad_load ("no function names", version, &d, "name table", NULL);
+
   int e = errors_now ();
   check ("unload of unknown image fails",
 	 !p_unload_image (0, version, &desc2));

@@ -1,13 +1,14 @@
-/* Reading a whole file into memory; see read-file.h.  */
+/* Reading whole files, and finishing written ones; see file-io.h.  */
 
 #include "config.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "diag.h"
-#include "read-file.h"
+#include "file-io.h"
 
 char *
 ok_read_file (const char *path, size_t *lenp)
@@ -40,4 +41,21 @@ ok_read_file (const char *path, size_t *lenp)
   if (lenp)
     *lenp = len;
   return buf;
+}
+
+int
+ok_close_written (FILE *f, const char *path)
+{
+  int bad = ferror (f);
+  int err = errno;
+  if (fclose (f) != 0 && !bad)
+    {
+      bad = 1;
+      err = errno;
+    }
+  if (!bad)
+    return 0;
+  ok_error ("cannot write '%s': %s", path, err ? strerror (err)
+	    : "write error");
+  return -1;
 }
