@@ -12,6 +12,10 @@
    when the file cannot be opened or read; the caller reports it.  */
 char *ok_read_file (const char *path, size_t *lenp);
 
+/* The same for the open file descriptor FD, read to its end (a pipe, for
+   instance); FD stays open.  */
+char *ok_read_fd (int fd, size_t *lenp);
+
 /* Close F, which was opened to write PATH, and check that everything
    written reached it; otherwise report one error naming PATH and return
    -1.  Set errno to 0 before the writes, so that a failed write can be

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "file-io.h"
 #include "run-command.h"
 #include "tempfile.h"
 
@@ -78,29 +79,6 @@ child_environment (const char *const *unset)
   return env;
 }
 
-/* Read all of FD into a malloc'd, NUL-terminated buffer.  */
-static char *
-read_all (int fd, size_t *lenp)
-{
-  size_t len = 0, cap = 4096;
-  char *buf = xmalloc (cap);
-  for (;;)
-    {
-      if (cap - len < 2)
-	buf = xrealloc (buf, cap *= 2);
-      ssize_t n = read (fd, buf + len, cap - len - 1);
-      if (n < 0 && errno == EINTR)
-	continue;
-      if (n <= 0)
-	break;
-      len += n;
-    }
-  buf[len] = '\0';
-  if (lenp)
-    *lenp = len;
-  return buf;
-}
-
 int
 ok_run_command (const struct ok_command *cmd)
 {
@@ -157,7 +135,7 @@ ok_run_command (const struct ok_command *cmd)
     }
   if (cmd->out)
     {
-      *cmd->out = read_all (pipefd[0], cmd->out_len);
+      *cmd->out = ok_read_fd (pipefd[0], cmd->out_len);
       close (pipefd[0]);
     }
   while (waitpid (pid, &status, 0) < 0)
