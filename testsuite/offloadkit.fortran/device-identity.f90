@@ -11,15 +11,10 @@ program main
   use omp_lib
   implicit none
   integer, parameter :: primes(4) = [3, 5, 7, 11]
-  integer :: d, i, num, lim, total, probe, arr(10)
+  integer :: d, i, num, lim, total, arr(10)
   logical :: initial
 
-  if (omp_get_num_devices () /= 2) stop 1
-  probe = 1
-  !$omp target map(to: probe)
-  probe = 2
-  !$omp end target
-  if (probe /= 1) stop 2
+  call okt_require_devices ()
 
   do d = 0, 1
     num = -1
@@ -51,4 +46,6 @@ program main
   lim = omp_get_thread_limit ()
   !$omp end target
   if (lim /= 2) stop 8
+contains
+  include 'okt-check.inc'
 end program main

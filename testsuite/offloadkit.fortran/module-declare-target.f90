@@ -20,17 +20,9 @@ program main
   use okt_mod
   use omp_lib
   implicit none
-  integer :: r, i, probe, ndev
-  character(len=16) :: env
+  integer :: r, i
 
-  call get_environment_variable ("OFFLOADKIT_EMULATE", env)
-  read (env, *) ndev
-  if (omp_get_num_devices () /= ndev) stop 1
-  probe = 1
-  !$omp target map(to: probe)
-    probe = 2
-  !$omp end target
-  if (probe /= 1) stop 2          ! Host fallback would show 2.
+  call okt_require_devices ()
 
   counter = 0                     ! Host copy only.
   !$omp target map(from: r)
@@ -51,4 +43,6 @@ program main
   do i = 1, 10
     if (weights(i) /= 2 * i) stop 7
   end do
+contains
+  include 'okt-check.inc'
 end program main

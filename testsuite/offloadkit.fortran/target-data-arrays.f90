@@ -8,18 +8,10 @@ program main
   integer, parameter :: n = 1000
   real(8) :: a(n), b(n)
   integer, allocatable :: c(:, :)
-  integer :: i, j, ndev, probe
+  integer :: i, j
   real(8) :: s
-  character(len=16) :: env
 
-  call get_environment_variable ("OFFLOADKIT_EMULATE", env)
-  read (env, *) ndev
-  if (omp_get_num_devices () /= ndev) stop 1
-  probe = 1
-  !$omp target map(to: probe)
-    probe = 2
-  !$omp end target
-  if (probe /= 1) stop 2
+  call okt_require_devices ()
 
   a = [(real(i, 8), i = 1, n)]
   b = 0
@@ -66,4 +58,6 @@ program main
     end do
   !$omp end target teams distribute parallel do
   if (s /= sum (a(101:200))) stop 10
+contains
+  include 'okt-check.inc'
 end program main
