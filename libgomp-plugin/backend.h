@@ -53,9 +53,11 @@ struct ok_backend
      real misconfiguration may be reported with GOMP_PLUGIN_error.  */
   int (*probe) (void);
 
-  /* Start device LOCAL (0 <= LOCAL < probe ()) and return its state, which
-     the core passes to every other hook; NULL after an error.  */
-  void *(*init_device) (int local);
+  /* Start device LOCAL (0 <= LOCAL < probe ()), which libgomp numbers ORD
+     among the plugin's devices (for messages and traces), and return its
+     state, which the core passes to every other hook; NULL after an
+     error.  */
+  void *(*init_device) (int local, int ord);
   /* Stop the device and free everything it holds, including images the
      core has not unloaded (libgomp does not unload at exit).  */
   bool (*fini_device) (void *dev);
@@ -64,6 +66,17 @@ struct ok_backend
   bool (*load_image) (void *dev, const struct ok_image_req *req,
 		      void **image);
   bool (*unload_image) (void *dev, void *image);
+
+  /* Optional; NULL when the backend cannot run them.  Load an image built
+     by GCC's own mkoffload for this device type: TARGET_DATA is in GCC's
+     format for device version OK_GOMP_VERSION_DEV (VERSION) (the
+     plugin's gcc_dev_version), and carries no host table, so the backend
+     sizes the table itself.  Store a table allocated with
+     GOMP_PLUGIN_malloc in *TABLE (functions, variables, then the
+     device-number entry, as GCC's plugin returns them), the handle in
+     *IMAGE, and return the table's length; -1 after an error.  */
+  int (*load_gcc_image) (void *dev, unsigned version, const void *target_data,
+			 struct ok_addr_pair **table, void **image);
 
   /* Device memory.  alloc (dev, 0) returns a valid, unique pointer.  */
   void *(*alloc) (void *dev, size_t size);
@@ -87,5 +100,6 @@ struct ok_backend
 
 /* The backends that exist.  A plugin lists the ones it uses.  */
 extern const struct ok_backend ok_backend_emulated;
+extern const struct ok_backend ok_backend_cuda;
 
 #endif /* OFFLOADKIT_BACKEND_H */

@@ -134,6 +134,7 @@ struct emu_job
 struct emu_device
 {
   int local;
+  int ord;			/* libgomp's number, for traces.  */
 
   pthread_mutex_t mem_lock;	/* Guards the registry.  */
   struct emu_block *blocks;	/* Sorted by start.  */
@@ -1001,7 +1002,7 @@ emu_probe (void)
 }
 
 static void *
-emu_init_device (int local)
+emu_init_device (int local, int ord)
 {
   struct emu_device *dev = calloc (1, sizeof *dev);
   if (dev == NULL)
@@ -1011,6 +1012,7 @@ emu_init_device (int local)
       return NULL;
     }
   dev->local = local;
+  dev->ord = ord;
   pthread_mutex_init (&dev->mem_lock, NULL);
   pthread_mutex_init (&dev->queue_lock, NULL);
   pthread_cond_init (&dev->queue_cond, NULL);

@@ -216,7 +216,7 @@ GOMP_OFFLOAD_init_device (int ord)
   bool ok = true;
   if (dev->state == NULL)
     {
-      void *state = dev->backend->init_device (dev->local);
+      void *state = dev->backend->init_device (dev->local, ord);
       __atomic_store_n (&dev->state, state, __ATOMIC_RELEASE);
       ok = state != NULL;
       OK_DEBUG ("device %d (%s %d) %s", ord, dev->backend->name, dev->local,
@@ -255,6 +255,62 @@ GOMP_OFFLOAD_fini_device (int ord)
 
 /* Images.  */
 
+/* Record IMG as loaded on DEV for TARGET_DATA unless it already is;
+   called with DEV's lock held.  False after an error.  */
+static bool
+core_image_is_new (int ord, struct core_device *dev, const void *target_data)
+{
+  for (struct core_image *img = dev->images; img != NULL; img = img->next)
+    if (img->target_data == target_data)
+      {
+	GOMP_PLUGIN_error ("offloadkit-%s: device %d: offload image %p is"
+			   " already loaded", ok_plugin.name, ord,
+			   target_data);
+	return false;
+      }
+  return true;
+}
+
+/* Load an image in GCC's own format through the backend's hook.  */
+static int
+core_load_gcc_image (int ord, struct core_device *dev, unsigned version,
+		     const void *target_data, struct ok_addr_pair **table)
+{
+  if (target_data == NULL)
+    {
+      GOMP_PLUGIN_error ("offloadkit-%s: device %d: cannot load offload"
+			 " image: no target data", ok_plugin.name, ord);
+      return -1;
+    }
+  pthread_mutex_lock (&dev->lock);
+  int result = -1;
+  struct core_image *img = NULL;
+  if (dev->state == NULL)
+    GOMP_PLUGIN_error ("offloadkit-%s: cannot load an offload image:"
+		       " device %d is not initialised", ok_plugin.name, ord);
+  else if (core_image_is_new (ord, dev, target_data)
+	   && (img = calloc (1, sizeof *img)) == NULL)
+    GOMP_PLUGIN_error ("offloadkit-%s: out of memory", ok_plugin.name);
+  else if (img != NULL)
+    {
+      result = dev->backend->load_gcc_image (dev->state, version,
+					     target_data, table,
+					     &img->handle);
+      if (result < 0)
+	free (img);
+      else
+	{
+	  img->target_data = target_data;
+	  img->next = dev->images;
+	  dev->images = img;
+	  OK_DEBUG ("device %d: loaded GCC-format image %p: %d entries",
+		    ord, target_data, result);
+	}
+    }
+  pthread_mutex_unlock (&dev->lock);
+  return result;
+}
+
 int
 GOMP_OFFLOAD_load_image (int ord, unsigned version, const void *target_data,
 			 struct ok_addr_pair **table)
@@ -267,14 +323,18 @@ GOMP_OFFLOAD_load_image (int ord, unsigned version, const void *target_data,
   if (dev_version == ok_plugin.gcc_dev_version
       && OK_GOMP_VERSION_LIB (version) <= OK_GOMP_VERSION)
     {
-      /* The other format libgomp could route to a plugin of this name.  */
-      GOMP_PLUGIN_error ("offloadkit-%s: device %d (%s) cannot load an"
-			 " offload image in GCC's own format (device version"
-			 " %u, expected offloadkit's %u): rebuild with"
-			 " offloadkit's mkoffload (gcc -B PREFIX/libexec/"
-			 "offloadkit/ ...)", ok_plugin.name, ord,
-			 dev->backend->name, dev_version, OK_DEV_VERSION);
-      return -1;
+      /* The other format libgomp routes to a plugin of this name.  */
+      if (dev->backend->load_gcc_image == NULL)
+	{
+	  GOMP_PLUGIN_error ("offloadkit-%s: device %d (%s) cannot load an"
+			     " offload image in GCC's own format (device"
+			     " version %u, expected offloadkit's %u): rebuild"
+			     " with offloadkit's mkoffload (gcc -B PREFIX/"
+			     "libexec/offloadkit/ ...)", ok_plugin.name, ord,
+			     dev->backend->name, dev_version, OK_DEV_VERSION);
+	  return -1;
+	}
+      return core_load_gcc_image (ord, dev, version, target_data, table);
     }
 
   char err[256];
@@ -310,15 +370,8 @@ GOMP_OFFLOAD_load_image (int ord, unsigned version, const void *target_data,
 			 " device %d is not initialised", ok_plugin.name, ord);
       goto out;
     }
-  for (img = dev->images; img != NULL; img = img->next)
-    if (img->target_data == target_data)
-      {
-	GOMP_PLUGIN_error ("offloadkit-%s: device %d: offload image %p is"
-			   " already loaded", ok_plugin.name, ord,
-			   target_data);
-	img = NULL;
-	goto out;
-      }
+  if (!core_image_is_new (ord, dev, target_data))
+    goto out;
 
   img = calloc (1, sizeof *img);
   if (img == NULL)

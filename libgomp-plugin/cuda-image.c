@@ -1,0 +1,2 @@
+/* Placeholder: being written (issue 3).  */
+typedef int ok_placeholder_cuda_image_c;

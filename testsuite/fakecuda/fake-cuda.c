@@ -1,0 +1,2 @@
+/* Placeholder: being written (issue 3).  */
+int fakecuda_placeholder;
