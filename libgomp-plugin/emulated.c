@@ -43,11 +43,14 @@
 #include <link.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "desc-check.h"
 #include "plugin-core.h"
+#include "trace.h"
 
 /* Filling new device memory with this makes reads of data that was never
    copied in stand out.  */
@@ -118,6 +121,11 @@ struct emu_image
      omp_get_device_num / omp_is_initial_device interposers read; NULL in
      descriptors without one.  */
   int *(*device_num_slot) (void);
+  /* For traces: the host functions and, when the descriptor has a target
+     for this device type, their device names (NULL otherwise).  */
+  size_t num_funcs;
+  void *const *funcs;
+  const char *const *func_names;
 };
 
 /* A queued launch.  Synchronous ones live on the launcher's stack.  */
@@ -129,6 +137,14 @@ struct emu_job
   int thread_limit;		/* From the launch; 0: the default.  */
   void *async_data;		/* Non-NULL: asynchronous, free when done.  */
   bool done;
+  /* Only with tracing on (ok_trace_on): when the launch was asked for,
+     the teams it asked for (0: not given), and what the region ran with:
+     its function's name and its threads.  */
+  uint64_t start;
+  int num_teams;
+  unsigned threads;
+  const char *name;
+  char name_buf[2 + 2 * sizeof (void *) + 1];
 };
 
 struct emu_device
@@ -519,6 +535,7 @@ static bool
 emu_load_image (void *d, const struct ok_image_req *req, void **handle)
 {
   struct emu_device *dev = d;
+  uint64_t start = ok_trace_on () ? ok_trace_now () : 0;
   const struct ok_host_table *host = &req->desc->host;
   struct emu_image *img = calloc (1, sizeof *img);
   struct emu_var *vars = calloc (req->num_vars ? req->num_vars : 1,
@@ -539,6 +556,12 @@ emu_load_image (void *d, const struct ok_image_req *req, void **handle)
       req->table[i].start = (uintptr_t) host->funcs[i];
       req->table[i].end = req->table[i].start + 1;
     }
+  img->num_funcs = req->num_funcs;
+  img->funcs = host->funcs;
+  const struct ok_tgt_desc *tgt = ok_desc_target (req->desc,
+						  req->device_type, 0);
+  if (tgt != NULL && tgt->num_funcs == req->num_funcs)
+    img->func_names = tgt->func_names;
 
   /* The wrapper's snapshot of the initial values, when it took one, is
      what a real device image would start from.  */
@@ -611,6 +634,9 @@ emu_load_image (void *d, const struct ok_image_req *req, void **handle)
   dev->images = img;
   emu_unlock_region (locked);
   *handle = img;
+  if (ok_trace_on ())
+    ok_trace_image (dev->ord, "emulated", "host-fallback code",
+		    req->num_funcs, req->num_vars, start, ok_trace_now ());
   return true;
 
  fail:
@@ -803,11 +829,38 @@ emu_view_reload (struct emu_device *dev)
    libgomp's own host fallback does for a thread_limit clause.  */
 static pthread_once_t emu_gomp_once = PTHREAD_ONCE_INIT;
 static bool (*emu_gomp_teams4) (unsigned, unsigned, unsigned, bool);
+/* libgomp's too, for traces: the threads a parallel region would get.  */
+static int (*emu_gomp_max_threads) (void);
 
 static void
 emu_gomp_resolve (void)
 {
   *(void **) &emu_gomp_teams4 = dlsym (RTLD_DEFAULT, "GOMP_teams4");
+  *(void **) &emu_gomp_max_threads = dlsym (RTLD_DEFAULT,
+					    "omp_get_max_threads");
+}
+
+/* For traces: the name of region function FN of DEV.  The device name
+   from the image's descriptor comes first, because it is what a real
+   device reports for the same region; else the host symbol, when the
+   dynamic symbol table has one that starts exactly at FN (local
+   functions, as GCC's outlined regions are, have none); else FN's
+   address, formatted in JOB.  Called with emu_region_lock held, which
+   keeps DEV's images.  */
+static const char *
+emu_fn_name (struct emu_device *dev, void *fn, struct emu_job *job)
+{
+  for (struct emu_image *img = dev->images; img != NULL; img = img->next)
+    if (img->func_names != NULL)
+      for (size_t i = 0; i < img->num_funcs; i++)
+	if (img->funcs[i] == fn && img->func_names[i] != NULL)
+	  return img->func_names[i];
+  Dl_info info;
+  if (dladdr (fn, &info) != 0 && info.dli_sname != NULL
+      && info.dli_saddr == fn)
+    return info.dli_sname;
+  snprintf (job->name_buf, sizeof job->name_buf, "%p", fn);
+  return job->name_buf;
 }
 
 /* Tell the wrappers of DEV's images which device the calling thread runs
@@ -843,6 +896,14 @@ emu_region_thread (void *r)
   emu_set_device_num (region->dev, true);
   if (emu_gomp_teams4 != NULL && region->job->thread_limit > 0)
     emu_gomp_teams4 (1, 1, (unsigned) region->job->thread_limit, true);
+  if (ok_trace_on ())
+    {
+      /* What a parallel region in it would get, at most.  */
+      int max = emu_gomp_max_threads != NULL ? emu_gomp_max_threads () : 1;
+      int limit = region->job->thread_limit;
+      region->job->threads = (unsigned) (limit > 0 && limit < max ? limit
+					 : max > 0 ? max : 1);
+    }
   region->job->fn (region->job->tgt_vars);
   emu_set_device_num (region->dev, false);
   emu_current = NULL;
@@ -860,6 +921,8 @@ emu_execute (struct emu_device *dev, struct emu_job *job)
   struct emu_region region = { dev, job };
   pthread_t thread;
   pthread_mutex_lock (&emu_region_lock);
+  if (ok_trace_on ())
+    job->name = emu_fn_name (dev, (void *) job->fn, job);
   emu_view_all (dev, true);
   if (pthread_create (&thread, NULL, emu_region_thread, &region) == 0)
     pthread_join (thread, NULL);
@@ -890,6 +953,17 @@ emu_worker (void *d)
       pthread_mutex_unlock (&dev->queue_lock);
 
       emu_execute (dev, job);
+      if (ok_trace_on ())
+	{
+	  /* Host-fallback code runs its teams one after another: one
+	     block of the region's threads per team.  */
+	  unsigned grid[3] = { job->num_teams > 0 ? (unsigned) job->num_teams
+			       : 1u, 1, 1 };
+	  unsigned block[3] = { job->threads, 1, 1 };
+	  ok_trace_launch (dev->ord, "emulated", job->name, grid, block,
+			   job->async_data != NULL, job->start,
+			   ok_trace_now ());
+	}
 
       if (job->async_data != NULL)
 	{
@@ -941,7 +1015,10 @@ emu_run (void *d, void *fn, void *tgt_vars, const struct ok_launch *launch)
     return false;
   struct emu_job job = { .fn = (void (*) (void **)) fn,
 			 .tgt_vars = tgt_vars,
-			 .thread_limit = launch->thread_limit };
+			 .thread_limit = launch->thread_limit,
+			 .num_teams = launch->num_teams };
+  if (ok_trace_on ())
+    job.start = ok_trace_now ();
   pthread_mutex_lock (&dev->queue_lock);
   emu_enqueue (dev, &job);
   while (!job.done)
@@ -971,7 +1048,10 @@ emu_async_run (void *d, void *fn, void *tgt_vars,
   *job = (struct emu_job) { .fn = (void (*) (void **)) fn,
 			    .tgt_vars = tgt_vars,
 			    .thread_limit = launch->thread_limit,
-			    .async_data = async_data };
+			    .async_data = async_data,
+			    .num_teams = launch->num_teams };
+  if (ok_trace_on ())
+    job->start = ok_trace_now ();
   pthread_mutex_lock (&dev->queue_lock);
   emu_enqueue (dev, job);
   pthread_mutex_unlock (&dev->queue_lock);

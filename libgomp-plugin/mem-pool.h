@@ -22,8 +22,9 @@
 
 struct ok_mem_pool_ops
 {
-  /* Allocate SIZE bytes of device memory, or report an error through
-     GOMP_PLUGIN_error and return NULL.  */
+  /* Allocate SIZE bytes of device memory, aligned to 256 bytes at least
+     (as cuMemAlloc's are; the pool refuses a chunk that is not), or
+     report an error through GOMP_PLUGIN_error and return NULL.  */
   void *(*alloc) (void *ctx, size_t size);
   /* Free what ALLOC returned; report an error and return false on
      failure.  */
@@ -56,7 +57,8 @@ struct ok_mem_pool_stats
   size_t chunks;
   size_t chunk_bytes;
   size_t small_in_use;
-  size_t large_in_use;		/* Forwarded allocations not yet freed.  */
+  size_t large_in_use;		/* Bytes of forwarded allocations not yet
+				   freed.  */
 };
 void ok_mem_pool_stats (struct ok_mem_pool *pool,
 			struct ok_mem_pool_stats *stats);

@@ -12,6 +12,7 @@
 
 #include "desc-check.h"
 #include "plugin-core.h"
+#include "trace.h"
 
 /* An image loaded on a device, keyed by the TARGET_DATA libgomp gives to
    load_image and unload_image.  */
@@ -54,6 +55,9 @@ core_probe (void)
       pthread_mutex_unlock (&core_lock);
       return;
     }
+
+  /* Before the backends start: they may report what they load.  */
+  ok_trace_init ();
 
   int counts[CORE_MAX_BACKENDS] = { 0 };
   int total = 0;
@@ -445,28 +449,46 @@ GOMP_OFFLOAD_free (int ord, void *ptr)
   return state != NULL && core_devices[ord].backend->free (state, ptr);
 }
 
+/* Copy N bytes with the backend's copy hook for DIR; WHAT names the
+   operation in messages.  With tracing on, the copy is timed and
+   reported when it succeeded.  */
+static bool
+core_copy (int ord, const char *what, enum ok_trace_dir dir, void *dst,
+	   const void *src, size_t n)
+{
+  void *state = core_state (ord, what);
+  if (state == NULL)
+    return false;
+  const struct ok_backend *backend = core_devices[ord].backend;
+  bool (*copy) (void *, void *, const void *, size_t)
+    = (dir == OK_TRACE_H2D ? backend->host2dev
+       : dir == OK_TRACE_D2H ? backend->dev2host : backend->dev2dev);
+  if (!ok_trace_on ())
+    return copy (state, dst, src, n);
+  uint64_t start = ok_trace_now ();
+  bool ok = copy (state, dst, src, n);
+  if (ok)
+    ok_trace_transfer (ord, backend->name, dir, n, start, ok_trace_now ());
+  return ok;
+}
+
 bool
 GOMP_OFFLOAD_host2dev (int ord, void *dst, const void *src, size_t n)
 {
-  void *state = core_state (ord, "copy to the device");
-  return (state != NULL
-	  && core_devices[ord].backend->host2dev (state, dst, src, n));
+  return core_copy (ord, "copy to the device", OK_TRACE_H2D, dst, src, n);
 }
 
 bool
 GOMP_OFFLOAD_dev2host (int ord, void *dst, const void *src, size_t n)
 {
-  void *state = core_state (ord, "copy from the device");
-  return (state != NULL
-	  && core_devices[ord].backend->dev2host (state, dst, src, n));
+  return core_copy (ord, "copy from the device", OK_TRACE_D2H, dst, src, n);
 }
 
 bool
 GOMP_OFFLOAD_dev2dev (int ord, void *dst, const void *src, size_t n)
 {
-  void *state = core_state (ord, "copy within the device");
-  return (state != NULL
-	  && core_devices[ord].backend->dev2dev (state, dst, src, n));
+  return core_copy (ord, "copy within the device", OK_TRACE_D2D, dst, src,
+		    n);
 }
 
 /* Execution.  libgomp's run entry points return nothing, so a failure that

@@ -1,9 +1,538 @@
-/* Placeholder: being written (issue 3).  */
+/* OFFLOADKIT_INFO and OFFLOADKIT_PROFILE (see trace.h).
+
+   INFO lines go to stderr with one write(2) each, so that lines of
+   different threads never mix.  Their formats are stable, for people and
+   scripts alike (ORD = libgomp's device number, BACKEND = "cuda",
+   "emulated", ...; times in milliseconds with three decimals):
+
+     offloadkit-nvptx: device ORD (BACKEND): image loaded: WHAT, N functions, M variables, T ms
+     offloadkit-nvptx: device ORD (BACKEND): launch KERNEL grid XxYxZ block XxYxZ, T ms
+     offloadkit-nvptx: device ORD (BACKEND): launch KERNEL grid XxYxZ block XxYxZ, T ms, nowait
+     offloadkit-nvptx: device ORD (BACKEND): host->device B bytes, T ms (R GB/s)
+
+   ("function"/"variable" without the s for exactly one; the direction is
+   one of host->device, device->host, device->device; the rate is left out,
+   with its parentheses, for a transfer that took no measurable time.)
+   Control characters in names are shown as '?'.
+
+   The profile is a Chrome trace in JSON object format, written as events
+   happen (one write per event, under a mutex, nothing held back), and
+   completed with the closing brackets by a destructor, which also runs
+   when the program ends through exit () (libgomp's fatal errors do).  A
+   program killed by a signal or ended by _exit () leaves the file
+   without them: every event up to then is there, but the file is not
+   valid JSON until "]}" is appended.  Times are microseconds since the
+   plugin started tracing; each device is a track (tid = its number).  */
+
+/* O_CLOEXEC, clock_gettime.  */
+#define _GNU_SOURCE 1
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "plugin-core.h"
 #include "trace.h"
+
 unsigned ok_trace_mode;
-void ok_trace_init (void) {}
-uint64_t ok_trace_now (void) { struct timespec t; clock_gettime (CLOCK_MONOTONIC, &t); return (uint64_t) t.tv_sec * 1000000000u + (uint64_t) t.tv_nsec; }
-void ok_trace_image (int o, const char *b, const char *w, size_t f, size_t v, uint64_t s, uint64_t e) { (void) o; (void) b; (void) w; (void) f; (void) v; (void) s; (void) e; }
-void ok_trace_launch (int o, const char *b, const char *k, const unsigned g[3], const unsigned bl[3], bool a, uint64_t s, uint64_t e) { (void) o; (void) b; (void) k; (void) g; (void) bl; (void) a; (void) s; (void) e; }
-void ok_trace_transfer (int o, const char *b, enum ok_trace_dir d, size_t n, uint64_t s, uint64_t e) { (void) o; (void) b; (void) d; (void) n; (void) s; (void) e; }
+
+static pthread_once_t trace_once = PTHREAD_ONCE_INIT;
+
+/* Guards everything below: the profile file and what was written to it.  */
+static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
+static int trace_fd = -1;	/* The profile; -1 when not (or no more).  */
+/* The process that writes the profile.  A child made by fork () inherits
+   the descriptor but must not write: its events and closing brackets
+   would corrupt the parent's file.  */
+static pid_t trace_pid;
+static uint64_t trace_base;	/* ok_trace_now () at ok_trace_init.  */
+/* Devices whose track got its "thread_name" metadata event; more devices
+   than this just go unnamed.  */
+#define TRACE_NAMED_MAX 4096
+static unsigned char trace_named[TRACE_NAMED_MAX / 8];
+
+uint64_t
+ok_trace_now (void)
+{
+  struct timespec t;
+  clock_gettime (CLOCK_MONOTONIC, &t);
+  return (uint64_t) t.tv_sec * 1000000000u + (uint64_t) t.tv_nsec;
+}
+
+/* A growable string: lines and events are built in one, then written
+   with one call.  Starts on the stack; grows on the heap if needed.  A
+   failed allocation truncates (a shorter event beats none).  */
+struct tbuf
+{
+  char *s;
+  size_t len, cap;
+  bool heap;
+  char small[512];
+};
+
+static void
+tb_init (struct tbuf *b)
+{
+  b->s = b->small;
+  b->len = 0;
+  b->cap = sizeof b->small;
+  b->heap = false;
+  b->s[0] = '\0';
+}
+
+static void
+tb_free (struct tbuf *b)
+{
+  if (b->heap)
+    free (b->s);
+}
+
+/* Room for N more bytes and the NUL; false if there is none.  */
+static bool
+tb_reserve (struct tbuf *b, size_t n)
+{
+  if (b->len + n < b->cap)
+    return true;
+  size_t cap = b->cap * 2;
+  while (cap <= b->len + n)
+    cap *= 2;
+  char *s = b->heap ? realloc (b->s, cap) : malloc (cap);
+  if (s == NULL)
+    return false;
+  if (!b->heap)
+    memcpy (s, b->s, b->len + 1);
+  b->s = s;
+  b->cap = cap;
+  b->heap = true;
+  return true;
+}
+
+__attribute__ ((format (printf, 2, 3))) static void
+tb_printf (struct tbuf *b, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  int n = vsnprintf (b->s + b->len, b->cap - b->len, fmt, ap);
+  va_end (ap);
+  if (n < 0)
+    return;
+  if ((size_t) n >= b->cap - b->len)
+    {
+      if (!tb_reserve (b, (size_t) n))
+	{
+	  /* vsnprintf wrote what fitted.  */
+	  b->len = b->cap - 1;
+	  return;
+	}
+      va_start (ap, fmt);
+      vsnprintf (b->s + b->len, b->cap - b->len, fmt, ap);
+      va_end (ap);
+    }
+  b->len += (size_t) n;
+}
+
+static void
+tb_putc (struct tbuf *b, char c)
+{
+  if (!tb_reserve (b, 1))
+    return;
+  b->s[b->len++] = c;
+  b->s[b->len] = '\0';
+}
+
+/* S for an INFO line: control characters, which could end the line or
+   disturb a terminal, become '?'.  */
+static void
+tb_plain (struct tbuf *b, const char *s)
+{
+  for (; *s != '\0'; s++)
+    {
+      unsigned char c = (unsigned char) *s;
+      tb_putc (b, c < 0x20 || c == 0x7f ? '?' : (char) c);
+    }
+}
+
+/* The length of the valid UTF-8 sequence at S (1 to 4), or 0 if S does
+   not start one (overlong forms, surrogates and code points above
+   U+10FFFF are not valid).  */
+static size_t
+utf8_len (const unsigned char *s)
+{
+  unsigned char c = s[0];
+  size_t n;
+  unsigned char lo = 0x80, hi = 0xbf;	/* Range of the second byte.  */
+  if (c >= 0xc2 && c <= 0xdf)
+    n = 2;
+  else if (c >= 0xe0 && c <= 0xef)
+    {
+      n = 3;
+      if (c == 0xe0)
+	lo = 0xa0;
+      else if (c == 0xed)
+	hi = 0x9f;
+    }
+  else if (c >= 0xf0 && c <= 0xf4)
+    {
+      n = 4;
+      if (c == 0xf0)
+	lo = 0x90;
+      else if (c == 0xf4)
+	hi = 0x8f;
+    }
+  else
+    return 0;
+  if (s[1] < lo || s[1] > hi)
+    return 0;
+  for (size_t i = 2; i < n; i++)
+    if (s[i] < 0x80 || s[i] > 0xbf)
+      return 0;
+  return n;
+}
+
+/* S as a JSON string, quotes included.  Quotes, backslashes and control
+   characters are escaped, valid UTF-8 is kept, and any other byte
+   becomes the code point of the same value (\u00XX, as if Latin-1), so
+   the file is valid JSON whatever a kernel name holds.  */
+static void
+tb_json (struct tbuf *b, const char *s)
+{
+  tb_putc (b, '"');
+  const unsigned char *u = (const unsigned char *) s;
+  while (*u != '\0')
+    {
+      unsigned char c = *u;
+      size_t n;
+      if (c == '"' || c == '\\')
+	{
+	  tb_putc (b, '\\');
+	  tb_putc (b, (char) c);
+	  u++;
+	}
+      else if (c < 0x20 || c == 0x7f)
+	{
+	  tb_printf (b, "\\u%04x", c);
+	  u++;
+	}
+      else if (c < 0x80)
+	{
+	  tb_putc (b, (char) c);
+	  u++;
+	}
+      else if ((n = utf8_len (u)) > 0)
+	for (; n > 0; n--)
+	  tb_putc (b, (char) *u++);
+      else
+	{
+	  tb_printf (b, "\\u%04x", c);
+	  u++;
+	}
+    }
+  tb_putc (b, '"');
+}
+
+/* Write all of S; false on an error.  */
+static bool
+write_all (int fd, const char *s, size_t n)
+{
+  while (n > 0)
+    {
+      ssize_t w = write (fd, s, n);
+      if (w < 0 && errno == EINTR)
+	continue;
+      if (w <= 0)
+	return false;
+      s += w;
+      n -= (size_t) w;
+    }
+  return true;
+}
+
+/* Microseconds since ok_trace_init, for "ts" and "dur".  */
+static double
+trace_us (uint64_t t)
+{
+  return t > trace_base ? (double) (t - trace_base) / 1e3 : 0.0;
+}
+
+static double
+trace_ms (uint64_t start, uint64_t end)
+{
+  return end > start ? (double) (end - start) / 1e6 : 0.0;
+}
+
+/* Append B to the profile, with the separator from the previous event;
+   the caller holds trace_lock.  A failed write closes the profile after
+   one message: a half-written event would break the JSON anyway.  */
+static void
+profile_put (const struct tbuf *b)
+{
+  if (trace_fd < 0 || getpid () != trace_pid)
+    return;
+  if (!write_all (trace_fd, ",\n", 2) || !write_all (trace_fd, b->s, b->len))
+    {
+      GOMP_PLUGIN_error ("offloadkit-%s: cannot write the profile"
+			 " (OFFLOADKIT_PROFILE): %s; profiling stops",
+			 ok_plugin.name, strerror (errno));
+      close (trace_fd);
+      trace_fd = -1;
+    }
+}
+
+/* Name device ORD's track, once; the caller holds trace_lock.  */
+static void
+profile_name_track (int ord, const char *backend)
+{
+  if (ord < 0 || ord >= TRACE_NAMED_MAX
+      || (trace_named[ord / 8] & (1u << (ord % 8))))
+    return;
+  trace_named[ord / 8] |= (unsigned char) (1u << (ord % 8));
+  struct tbuf b, n;
+  tb_init (&b);
+  tb_init (&n);
+  tb_printf (&n, "device %d (%s)", ord, backend);
+  tb_printf (&b, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,"
+	     "\"tid\":%d,\"args\":{\"name\":", (int) trace_pid, ord);
+  tb_json (&b, n.s);
+  tb_printf (&b, "}},\n{\"ph\":\"M\",\"name\":\"thread_sort_index\","
+	     "\"pid\":%d,\"tid\":%d,\"args\":{\"sort_index\":%d}}",
+	     (int) trace_pid, ord, ord);
+  profile_put (&b);
+  tb_free (&n);
+  tb_free (&b);
+}
+
+/* The start of a complete event: phase, name, category, times, track.
+   The caller adds the "args" object and the closing brace.  */
+static void
+profile_begin (struct tbuf *b, int ord, const char *name, const char *cat,
+	       uint64_t start, uint64_t end)
+{
+  tb_printf (b, "{\"ph\":\"X\",\"name\":");
+  tb_json (b, name);
+  tb_printf (b, ",\"cat\":\"%s\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%d,"
+	     "\"tid\":%d,\"args\":{", cat, trace_us (start),
+	     end > start ? (double) (end - start) / 1e3 : 0.0,
+	     (int) trace_pid, ord);
+}
+
+/* Emit INFO line LINE (without its newline) and profile event EVENT
+   (NULL: none) for device ORD of BACKEND.  */
+static void
+trace_emit (struct tbuf *line, struct tbuf *event, int ord,
+	    const char *backend)
+{
+  if (ok_trace_mode & OK_TRACE_INFO)
+    {
+      tb_putc (line, '\n');
+      write_all (STDERR_FILENO, line->s, line->len);
+    }
+  if (event != NULL)
+    {
+      pthread_mutex_lock (&trace_lock);
+      profile_name_track (ord, backend);
+      profile_put (event);
+      pthread_mutex_unlock (&trace_lock);
+    }
+}
+
+/* The INFO line's common start.  */
+static void
+info_begin (struct tbuf *b, int ord, const char *backend)
+{
+  tb_printf (b, "offloadkit-%s: device %d (", ok_plugin.name, ord);
+  tb_plain (b, backend);
+  tb_printf (b, "): ");
+}
+
+void
+ok_trace_image (int ord, const char *backend, const char *what,
+		size_t nfuncs, size_t nvars, uint64_t start, uint64_t end)
+{
+  if (!ok_trace_on ())
+    return;
+  struct tbuf line, event;
+  tb_init (&line);
+  tb_init (&event);
+  info_begin (&line, ord, backend);
+  tb_printf (&line, "image loaded: ");
+  tb_plain (&line, what);
+  tb_printf (&line, ", %zu function%s, %zu variable%s, %.3f ms", nfuncs,
+	     nfuncs == 1 ? "" : "s", nvars, nvars == 1 ? "" : "s",
+	     trace_ms (start, end));
+
+  bool profile = (ok_trace_mode & OK_TRACE_PROFILE) != 0;
+  if (profile)
+    {
+      profile_begin (&event, ord, "image load", "image", start, end);
+      tb_printf (&event, "\"what\":");
+      tb_json (&event, what);
+      tb_printf (&event, ",\"functions\":%zu,\"variables\":%zu,"
+		 "\"backend\":", nfuncs, nvars);
+      tb_json (&event, backend);
+      tb_printf (&event, "}}");
+    }
+  trace_emit (&line, profile ? &event : NULL, ord, backend);
+  tb_free (&line);
+  tb_free (&event);
+}
+
+void
+ok_trace_launch (int ord, const char *backend, const char *kernel,
+		 const unsigned grid[3], const unsigned block[3], bool async,
+		 uint64_t start, uint64_t end)
+{
+  if (!ok_trace_on ())
+    return;
+  struct tbuf line, event;
+  tb_init (&line);
+  tb_init (&event);
+  info_begin (&line, ord, backend);
+  tb_printf (&line, "launch ");
+  tb_plain (&line, kernel);
+  tb_printf (&line, " grid %ux%ux%u block %ux%ux%u, %.3f ms%s", grid[0],
+	     grid[1], grid[2], block[0], block[1], block[2],
+	     trace_ms (start, end), async ? ", nowait" : "");
+
+  bool profile = (ok_trace_mode & OK_TRACE_PROFILE) != 0;
+  if (profile)
+    {
+      profile_begin (&event, ord, kernel, "launch", start, end);
+      tb_printf (&event, "\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],"
+		 "\"async\":%s,\"backend\":", grid[0], grid[1], grid[2],
+		 block[0], block[1], block[2], async ? "true" : "false");
+      tb_json (&event, backend);
+      tb_printf (&event, "}}");
+    }
+  trace_emit (&line, profile ? &event : NULL, ord, backend);
+  tb_free (&line);
+  tb_free (&event);
+}
+
+void
+ok_trace_transfer (int ord, const char *backend, enum ok_trace_dir dir,
+		   size_t bytes, uint64_t start, uint64_t end)
+{
+  if (!ok_trace_on ())
+    return;
+  static const char *const names[] = {
+    [OK_TRACE_H2D] = "host->device",
+    [OK_TRACE_D2H] = "device->host",
+    [OK_TRACE_D2D] = "device->device"
+  };
+  const char *name = (unsigned) dir < 3 ? names[dir] : "transfer";
+  struct tbuf line, event;
+  tb_init (&line);
+  tb_init (&event);
+  info_begin (&line, ord, backend);
+  tb_printf (&line, "%s %zu bytes, %.3f ms", name, bytes,
+	     trace_ms (start, end));
+  if (end > start)
+    /* Bytes per nanosecond are GB/s.  */
+    tb_printf (&line, " (%.2f GB/s)", (double) bytes / (double) (end - start));
+
+  bool profile = (ok_trace_mode & OK_TRACE_PROFILE) != 0;
+  if (profile)
+    {
+      profile_begin (&event, ord, name, "transfer", start, end);
+      tb_printf (&event, "\"bytes\":%zu,\"backend\":", bytes);
+      tb_json (&event, backend);
+      tb_printf (&event, "}}");
+    }
+  trace_emit (&line, profile ? &event : NULL, ord, backend);
+  tb_free (&line);
+  tb_free (&event);
+}
+
+/* Whether environment variable NAME asks for something: set, not empty,
+   not "0".  */
+static const char *
+trace_env (const char *name)
+{
+  const char *v = getenv (name);
+  if (v == NULL || *v == '\0')
+    return NULL;
+  return v;
+}
+
+static void
+trace_init_once (void)
+{
+  unsigned mode = 0;
+  trace_base = ok_trace_now ();
+  trace_pid = getpid ();
+
+  const char *info = trace_env ("OFFLOADKIT_INFO");
+  if (info != NULL && strcmp (info, "0") != 0)
+    mode |= OK_TRACE_INFO;
+
+  const char *path = trace_env ("OFFLOADKIT_PROFILE");
+  if (path != NULL)
+    {
+      int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+      if (fd < 0)
+	GOMP_PLUGIN_error ("offloadkit-%s: cannot create the profile %s"
+			   " (OFFLOADKIT_PROFILE): %s; no profile is written",
+			   ok_plugin.name, path, strerror (errno));
+      else
+	{
+	  struct tbuf b;
+	  tb_init (&b);
+	  tb_printf (&b, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n"
+		     "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,"
+		     "\"tid\":0,\"args\":{\"name\":\"offloadkit-%s\"}}",
+		     (int) trace_pid, ok_plugin.name);
+	  if (write_all (fd, b.s, b.len))
+	    {
+	      trace_fd = fd;
+	      mode |= OK_TRACE_PROFILE;
+	    }
+	  else
+	    {
+	      GOMP_PLUGIN_error ("offloadkit-%s: cannot write the profile %s"
+				 " (OFFLOADKIT_PROFILE): %s; no profile is"
+				 " written", ok_plugin.name, path,
+				 strerror (errno));
+	      close (fd);
+	    }
+	  tb_free (&b);
+	}
+    }
+  ok_trace_mode = mode;
+}
+
+void
+ok_trace_init (void)
+{
+  pthread_once (&trace_once, trace_init_once);
+}
+
+/* Complete the profile.  Runs when the plugin is unloaded and when the
+   process ends through exit (), after libgomp's own atexit handler has
+   finalised the devices.  Events that come even later are dropped.  */
+__attribute__ ((destructor)) static void
+trace_fini (void)
+{
+  pthread_mutex_lock (&trace_lock);
+  if (trace_fd >= 0 && getpid () != trace_pid)
+    {
+      /* A forked child: the file is its parent's to complete.  */
+      close (trace_fd);
+      trace_fd = -1;
+    }
+  if (trace_fd >= 0)
+    {
+      static const char end[] = "\n]}\n";
+      if (!write_all (trace_fd, end, sizeof end - 1) || close (trace_fd) != 0)
+	GOMP_PLUGIN_error ("offloadkit-%s: cannot complete the profile"
+			   " (OFFLOADKIT_PROFILE): %s", ok_plugin.name,
+			   strerror (errno));
+      trace_fd = -1;
+    }
+  pthread_mutex_unlock (&trace_lock);
+}

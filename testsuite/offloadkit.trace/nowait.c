@@ -1,0 +1,32 @@
+/* A target nowait region, for trace.exp: libgomp runs it as a target task
+   through the plugin's asynchronous launch, which the trace marks.  */
+
+#include <omp.h>
+#include <stdio.h>
+
+#define N 4096
+
+static int x[N];
+
+int
+main (void)
+{
+  for (int i = 0; i < N; i++)
+    x[i] = i;
+#pragma omp parallel num_threads(2)
+#pragma omp single
+  {
+#pragma omp target nowait map(tofrom: x)
+    for (int i = 0; i < N; i++)
+      x[i] *= 3;
+#pragma omp taskwait
+  }
+  for (int i = 0; i < N; i++)
+    if (x[i] != 3 * i)
+      {
+	fprintf (stderr, "nowait: x[%d] is %d\n", i, x[i]);
+	return 1;
+      }
+  puts ("nowait: ok");
+  return 0;
+}
