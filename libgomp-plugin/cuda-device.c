@@ -1,2 +1,329 @@
-/* Placeholder: being written (issue 3).  */
-typedef int ok_placeholder_cuda_device_c;
+/* CUDA devices: probing, properties, the primary context, the stream pool,
+   and the backend's hook table.
+
+   Each device is used through its primary context, the one the CUDA
+   runtime also uses, so that a program mixing CUDA code and target
+   regions shares memory and modules with us.  libgomp calls the plugin
+   from any of the program's threads; every entry point first makes the
+   device's context current on the calling thread (cuda_enter).  */
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda-internal.h"
+
+void
+cuda_dev_error (const struct cuda_device *dev, const char *fmt, ...)
+{
+  char text[1024];
+  va_list ap;
+  va_start (ap, fmt);
+  vsnprintf (text, sizeof text, fmt, ap);
+  va_end (ap);
+  GOMP_PLUGIN_error ("offloadkit-%s: %s: %s", ok_plugin.name, dev->label,
+		     text);
+}
+
+void
+cuda_call_error (const struct cuda_device *dev, const char *what,
+		 const char *call, CUresult r)
+{
+  char err[OK_CUDA_ERRLEN];
+  cuda_dev_error (dev, "%s: %s: %s", what, call,
+		  ok_cuda_result (r, err, sizeof err));
+}
+
+/* The driver keeps the current context per thread, so asking it is a
+   thread-local read; comparing first spares a switch, and unlike a cache
+   of our own it stays right when the program's own CUDA code switches
+   contexts on the thread.  */
+bool
+cuda_enter (struct cuda_device *dev)
+{
+  CUcontext cur = NULL;
+  CUresult r = ok_cuda.cuCtxGetCurrent (&cur);
+  if (r == CUDA_SUCCESS && cur == dev->ctx)
+    return true;
+  if (r == CUDA_SUCCESS)
+    r = ok_cuda.cuCtxSetCurrent (dev->ctx);
+  if (r != CUDA_SUCCESS)
+    {
+      cuda_call_error (dev, "cannot make its context current",
+		       r == CUDA_SUCCESS ? "cuCtxGetCurrent"
+		       : "cuCtxSetCurrent", r);
+      return false;
+    }
+  return true;
+}
+
+/* Streams.  Non-blocking streams, so that nothing the program or another
+   library puts on the legacy default stream serialises our work.  A
+   stream is taken for one launch or one copy and given back when that has
+   finished, so a free stream is always idle.  */
+
+bool
+cuda_stream_take (struct cuda_device *dev, CUstream *stream)
+{
+  pthread_mutex_lock (&dev->stream_lock);
+  if (dev->num_free_streams > 0)
+    {
+      *stream = dev->free_streams[--dev->num_free_streams];
+      dev->streams_out++;
+      pthread_mutex_unlock (&dev->stream_lock);
+      return true;
+    }
+  pthread_mutex_unlock (&dev->stream_lock);
+
+  CUresult r = ok_cuda.cuStreamCreate (stream, CU_STREAM_NON_BLOCKING);
+  if (r != CUDA_SUCCESS)
+    {
+      cuda_call_error (dev, "cannot create a stream", "cuStreamCreate", r);
+      return false;
+    }
+  pthread_mutex_lock (&dev->stream_lock);
+  dev->streams_out++;
+  pthread_mutex_unlock (&dev->stream_lock);
+  return true;
+}
+
+void
+cuda_stream_give (struct cuda_device *dev, CUstream stream)
+{
+  pthread_mutex_lock (&dev->stream_lock);
+  dev->streams_out--;
+  if (dev->num_free_streams == dev->max_free_streams)
+    {
+      size_t n = dev->max_free_streams ? 2 * dev->max_free_streams : 8;
+      CUstream *s = realloc (dev->free_streams, n * sizeof *s);
+      if (s == NULL)
+	{
+	  /* Keep going without it rather than fail the caller.  */
+	  pthread_mutex_unlock (&dev->stream_lock);
+	  ok_cuda.cuStreamDestroy (stream);
+	  return;
+	}
+      dev->free_streams = s;
+      dev->max_free_streams = n;
+    }
+  dev->free_streams[dev->num_free_streams++] = stream;
+  pthread_mutex_unlock (&dev->stream_lock);
+}
+
+/* Destroy the free streams (fini_device).  */
+static bool
+cuda_streams_fini (struct cuda_device *dev)
+{
+  bool ok = true;
+  for (size_t i = 0; i < dev->num_free_streams; i++)
+    {
+      CUresult r = ok_cuda.cuStreamDestroy (dev->free_streams[i]);
+      if (r != CUDA_SUCCESS && cuda_teardown_reportable (dev, r))
+	{
+	  cuda_call_error (dev, "cannot destroy a stream", "cuStreamDestroy",
+			   r);
+	  ok = false;
+	}
+    }
+  if (dev->streams_out != 0)
+    OK_DEBUG ("%s: %zu streams still in use at finalisation", dev->label,
+	      dev->streams_out);
+  free (dev->free_streams);
+  dev->free_streams = NULL;
+  dev->num_free_streams = dev->max_free_streams = 0;
+  return ok;
+}
+
+/* Devices.  */
+
+static int
+cuda_probe (void)
+{
+  return ok_cuda_load ();
+}
+
+/* Read attribute ATTR of DEV into *VALUE; false after an error.  */
+static bool
+cuda_attribute (struct cuda_device *dev, int attr, const char *what,
+		int *value)
+{
+  CUresult r = ok_cuda.cuDeviceGetAttribute (value, attr, dev->handle);
+  if (r != CUDA_SUCCESS)
+    {
+      char msg[128];
+      snprintf (msg, sizeof msg, "cannot read its %s", what);
+      cuda_call_error (dev, msg, "cuDeviceGetAttribute", r);
+      return false;
+    }
+  return true;
+}
+
+static void
+cuda_destroy_locks (struct cuda_device *dev)
+{
+  for (int i = 0; i < CUDA_STAGING_SLOTS; i++)
+    pthread_mutex_destroy (&dev->staging[i].lock);
+  pthread_cond_destroy (&dev->async_idle);
+  pthread_cond_destroy (&dev->async_cond);
+  pthread_mutex_destroy (&dev->async_lock);
+  pthread_mutex_destroy (&dev->image_lock);
+  pthread_mutex_destroy (&dev->stack_lock);
+  pthread_mutex_destroy (&dev->stream_lock);
+}
+
+static void *
+cuda_init_device (int local, int ord)
+{
+  struct cuda_device *dev = calloc (1, sizeof *dev);
+  if (dev == NULL)
+    {
+      GOMP_PLUGIN_error ("offloadkit-%s: device %d: out of memory",
+			 ok_plugin.name, ord);
+      return NULL;
+    }
+  dev->local = local;
+  dev->ord = ord;
+  snprintf (dev->label, sizeof dev->label, "device %d", ord);
+  pthread_mutex_init (&dev->stream_lock, NULL);
+  pthread_mutex_init (&dev->stack_lock, NULL);
+  pthread_mutex_init (&dev->image_lock, NULL);
+  pthread_mutex_init (&dev->async_lock, NULL);
+  pthread_cond_init (&dev->async_cond, NULL);
+  pthread_cond_init (&dev->async_idle, NULL);
+  for (int i = 0; i < CUDA_STAGING_SLOTS; i++)
+    pthread_mutex_init (&dev->staging[i].lock, NULL);
+
+  CUresult r = ok_cuda.cuDeviceGet (&dev->handle, local);
+  if (r != CUDA_SUCCESS)
+    {
+      cuda_call_error (dev, "cannot open the device", "cuDeviceGet", r);
+      goto fail;
+    }
+  r = ok_cuda.cuDeviceGetName (dev->name, (int) sizeof dev->name - 1,
+			       dev->handle);
+  if (r != CUDA_SUCCESS)
+    {
+      cuda_call_error (dev, "cannot read its name", "cuDeviceGetName", r);
+      goto fail;
+    }
+  dev->name[sizeof dev->name - 1] = '\0';
+  if (!cuda_attribute (dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+		       "compute capability", &dev->cc_major)
+      || !cuda_attribute (dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+			  "compute capability", &dev->cc_minor))
+    goto fail;
+  dev->sm = dev->cc_major * 10 + dev->cc_minor;
+  snprintf (dev->label, sizeof dev->label, "device %d (%s, sm_%d)", ord,
+	    dev->name, dev->sm);
+  if (!cuda_attribute (dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+		       "multiprocessor count", &dev->num_sms)
+      || !cuda_attribute (dev,
+			  CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR,
+			  "registers per multiprocessor", &dev->regs_per_sm)
+      || !cuda_attribute (dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+			  "maximum threads per block",
+			  &dev->max_threads_per_block)
+      || !cuda_attribute (dev, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, "clock rate",
+			  &dev->clock_khz))
+    goto fail;
+  r = ok_cuda.cuDeviceTotalMem (&dev->total_mem, dev->handle);
+  if (r != CUDA_SUCCESS)
+    {
+      cuda_call_error (dev, "cannot read its memory size",
+		       "cuDeviceTotalMem", r);
+      goto fail;
+    }
+
+  r = ok_cuda.cuDevicePrimaryCtxRetain (&dev->ctx, dev->handle);
+  if (r != CUDA_SUCCESS)
+    {
+      cuda_call_error (dev, "cannot retain its primary context",
+		       "cuDevicePrimaryCtxRetain", r);
+      goto fail;
+    }
+  if (!cuda_enter (dev))
+    goto fail_release;
+  if (!cuda_memory_init (dev))
+    goto fail_release;
+
+  OK_DEBUG ("%s: CUDA device %d, compute capability %d.%d, %d SMs,"
+	    " %d registers per SM, %d threads per block at most, %d kHz,"
+	    " %zu MiB", dev->label, local, dev->cc_major, dev->cc_minor,
+	    dev->num_sms, dev->regs_per_sm, dev->max_threads_per_block,
+	    dev->clock_khz, dev->total_mem >> 20);
+  return dev;
+
+ fail_release:
+  ok_cuda.cuDevicePrimaryCtxRelease (dev->handle);
+ fail:
+  cuda_destroy_locks (dev);
+  free (dev);
+  return NULL;
+}
+
+static bool
+cuda_fini_device (void *d)
+{
+  struct cuda_device *dev = d;
+
+  /* Run with DEV's context pushed, and restore the thread's own after:
+     the primary context is released below.  */
+  CUresult r = ok_cuda.cuCtxPushCurrent (dev->ctx);
+  if (r == CUDA_ERROR_DEINITIALIZED)
+    {
+      /* The driver has already shut down (the process is exiting and its
+	 own exit handlers ran first): it has taken everything with it.  */
+      OK_DEBUG ("%s: the CUDA driver is already shut down", dev->label);
+      return true;
+    }
+  if (r != CUDA_SUCCESS && cuda_teardown_reportable (dev, r))
+    cuda_call_error (dev, "cannot make its context current",
+		     "cuCtxPushCurrent", r);
+
+  if (!cuda_async_fini (dev))
+    {
+      /* Called from the completion thread, by exit: the program ends
+	 while this thread is in the middle of its work.  */
+      OK_DEBUG ("%s: left running: the program exits from a completion",
+		dev->label);
+      return true;
+    }
+  bool ok = cuda_unload_all (dev);
+  ok &= cuda_memory_fini (dev);
+  ok &= cuda_stacks_free (dev);
+  ok &= cuda_streams_fini (dev);
+
+  if (r == CUDA_SUCCESS)
+    {
+      CUcontext popped;
+      ok_cuda.cuCtxPopCurrent (&popped);
+    }
+  r = ok_cuda.cuDevicePrimaryCtxRelease (dev->handle);
+  if (r != CUDA_SUCCESS && cuda_teardown_reportable (dev, r))
+    {
+      cuda_call_error (dev, "cannot release its primary context",
+		       "cuDevicePrimaryCtxRelease", r);
+      ok = false;
+    }
+  cuda_destroy_locks (dev);
+  free (dev);
+  return ok;
+}
+
+const struct ok_backend ok_backend_cuda = {
+  .name = "cuda",
+  .probe = cuda_probe,
+  .init_device = cuda_init_device,
+  .fini_device = cuda_fini_device,
+  .load_image = cuda_load_image,
+  .unload_image = cuda_unload_image,
+  .load_gcc_image = cuda_load_gcc_image,
+  .alloc = cuda_alloc,
+  .free = cuda_free,
+  .host2dev = cuda_host2dev,
+  .dev2host = cuda_dev2host,
+  .dev2dev = cuda_dev2dev,
+  .run = cuda_run,
+  .async_run = cuda_async_run,
+};

@@ -1,2 +1,772 @@
-/* Placeholder: being written (issue 3).  */
-typedef int ok_placeholder_cuda_image_c;
+/* Offload images on CUDA devices.
+
+   An offloadkit image may carry, for nvptx, PTX (NUL-separated modules to
+   JIT-link) and ahead-of-time cubins for some architectures.  A cubin for
+   exactly the device's compute capability is best; one for the same major
+   and a lower minor also runs (the driver guarantees binary compatibility
+   within a major version, never across); else the PTX is JIT-linked for
+   the device.  Everything is checked before the driver sees it, since a
+   driver handed a damaged image may crash instead of failing, and the
+   messages say what was expected and what was found.
+
+   Images built by GCC's own mkoffload have only PTX; they are JIT-linked
+   the same way (cuda_load_gcc_image).
+
+   A function's table entry is the address of our kernel record, which is
+   what run receives back.  */
+
+#include <elf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda-internal.h"
+#include "desc-check.h"
+#include "gcc-nvptx-image.h"
+#include "trace.h"
+
+/* e_machine of CUDA ELF objects.  */
+#define CUDA_EM_CUDA 190
+
+/* Room for the JIT linker's logs.  */
+#define CUDA_JIT_LOG 16384
+
+/* A double in GCC's nvptx runtime: seconds per clock tick, by which its
+   omp_get_wtime scales the clock; the loader sets it for the device.  */
+#define CUDA_CLOCKTICK_VAR "__nvptx_clocktick"
+
+/* One PTX module to link; SIZE counts the terminating NUL.  */
+struct cuda_ptx
+{
+  const char *code;
+  size_t size;
+};
+
+/* Checks.  */
+
+/* Check cubin IMG of SIZE bytes; false with the reason in ERR.  */
+static bool
+cuda_cubin_check (const unsigned char *img, size_t size, unsigned arch,
+		  char *err, size_t errlen)
+{
+  Elf64_Ehdr eh;
+  if (img == NULL || size < sizeof eh)
+    {
+      snprintf (err, errlen, "truncated cubin for sm_%u: %zu bytes, its ELF"
+		" header needs %zu", arch, img == NULL ? 0 : size, sizeof eh);
+      return false;
+    }
+  memcpy (&eh, img, sizeof eh);
+  if (memcmp (eh.e_ident, ELFMAG, SELFMAG) != 0)
+    {
+      snprintf (err, errlen, "cubin for sm_%u is not an ELF file (it starts"
+		" with %02x %02x %02x %02x)", arch, img[0], img[1], img[2],
+		img[3]);
+      return false;
+    }
+  if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
+    {
+      snprintf (err, errlen, "cubin for sm_%u is ELF class %u, data %u;"
+		" expected 64-bit little-endian (2, 1)", arch,
+		eh.e_ident[EI_CLASS], eh.e_ident[EI_DATA]);
+      return false;
+    }
+  if (eh.e_machine != CUDA_EM_CUDA)
+    {
+      snprintf (err, errlen, "cubin for sm_%u has e_machine %u, expected %u"
+		" (EM_CUDA)", arch, (unsigned) eh.e_machine, CUDA_EM_CUDA);
+      return false;
+    }
+  unsigned long long sh_end = (unsigned long long) eh.e_shoff
+    + (unsigned long long) eh.e_shnum * eh.e_shentsize;
+  if (eh.e_shoff > size || sh_end > size)
+    {
+      snprintf (err, errlen, "truncated cubin: %zu bytes, its section"
+		" headers end at %llu", size,
+		eh.e_shoff > sh_end ? (unsigned long long) eh.e_shoff : sh_end);
+      return false;
+    }
+  return true;
+}
+
+/* Check PTX module CODE (LEN characters, then a NUL), number I of N:
+   it must say which PTX version it is and be for the device's architecture
+   or an older one.  *SM gets its target.  */
+static bool
+cuda_ptx_check (const struct cuda_device *dev, const char *code, size_t len,
+		unsigned i, unsigned n, int *sm, char *err, size_t errlen)
+{
+  if (len == 0)
+    {
+      snprintf (err, errlen, "PTX module %u of %u is empty", i + 1, n);
+      return false;
+    }
+  if (strstr (code, ".version") == NULL)
+    {
+      snprintf (err, errlen, "PTX module %u of %u has no .version directive",
+		i + 1, n);
+      return false;
+    }
+  const char *t = strstr (code, ".target");
+  if (t == NULL)
+    {
+      snprintf (err, errlen, "PTX module %u of %u has no .target directive",
+		i + 1, n);
+      return false;
+    }
+  const char *p = t + strlen (".target");
+  while (*p == ' ' || *p == '\t')
+    p++;
+  if (strncmp (p, "sm_", 3) != 0 || p[3] < '0' || p[3] > '9')
+    {
+      size_t shown = strcspn (t, "\n");
+      snprintf (err, errlen, "PTX module %u of %u has '%.*s', expected"
+		" '.target sm_NN'", i + 1, n, (int) (shown > 40 ? 40 : shown),
+		t);
+      return false;
+    }
+  long v = strtol (p + 3, NULL, 10);
+  if (v > 10000)
+    v = 10000;
+  *sm = (int) v;
+  if (*sm > dev->sm)
+    {
+      snprintf (err, errlen, "PTX for sm_%d, device %d is sm_%d (module %u"
+		" of %u)", *sm, dev->ord, dev->sm, i + 1, n);
+      return false;
+    }
+  return true;
+}
+
+/* Split PTX image T into its modules and check each; *MODS is malloced.  */
+static bool
+cuda_ptx_split (const struct cuda_device *dev, const struct ok_tgt_desc *t,
+		struct cuda_ptx **mods, unsigned *nmods, char *err,
+		size_t errlen)
+{
+  const char *start = (const char *) t->image_start;
+  const char *end = (const char *) t->image_end;
+  if (start == NULL || start == end)
+    {
+      snprintf (err, errlen, "the PTX image is empty");
+      return false;
+    }
+  unsigned n = 0;
+  for (const char *p = start; p < end; n++)
+    {
+      const char *nul = memchr (p, '\0', (size_t) (end - p));
+      if (nul == NULL)
+	{
+	  snprintf (err, errlen, "PTX module %u is not NUL-terminated inside"
+		    " the image (%zu bytes left at its end)", n + 1,
+		    (size_t) (end - p));
+	  return false;
+	}
+      p = nul + 1;
+    }
+  struct cuda_ptx *m = calloc (n, sizeof *m);
+  if (m == NULL)
+    {
+      snprintf (err, errlen, "out of memory");
+      return false;
+    }
+  const char *p = start;
+  for (unsigned i = 0; i < n; i++)
+    {
+      size_t len = strlen (p);
+      int sm;
+      if (!cuda_ptx_check (dev, p, len, i, n, &sm, err, errlen))
+	{
+	  free (m);
+	  return false;
+	}
+      m[i].code = p;
+      m[i].size = len + 1;
+      p += len + 1;
+    }
+  *mods = m;
+  *nmods = n;
+  return true;
+}
+
+/* The cubin of REQ's image best for DEV, or NULL.  */
+static const struct ok_tgt_desc *
+cuda_pick_cubin (const struct cuda_device *dev,
+		 const struct ok_image_req *req)
+{
+  const struct ok_tgt_desc *best = NULL;
+  const struct ok_tgt_desc *t;
+  for (unsigned i = 0;
+       (t = ok_desc_target (req->desc, req->device_type, i)) != NULL; i++)
+    {
+      if (t->image_format != OK_IMAGE_CUBIN)
+	continue;
+      int arch = (int) t->arch;
+      if (arch == dev->sm)
+	return t;
+      if (arch / 10 == dev->cc_major && arch < dev->sm
+	  && (best == NULL || arch > (int) best->arch))
+	best = t;
+    }
+  return best;
+}
+
+/* "device 0 is sm_90; the image has cubins for sm_80, sm_100 and no
+   PTX".  */
+static void
+cuda_no_image_error (const struct cuda_device *dev,
+		     const struct ok_image_req *req, char *err, size_t errlen)
+{
+  char archs[256] = "";
+  size_t used = 0;
+  unsigned ncubins = 0;
+  const struct ok_tgt_desc *t;
+  for (unsigned i = 0;
+       (t = ok_desc_target (req->desc, req->device_type, i)) != NULL; i++)
+    if (t->image_format == OK_IMAGE_CUBIN && used < sizeof archs)
+      {
+	used += (size_t) snprintf (archs + used, sizeof archs - used,
+				   "%ssm_%u", ncubins ? ", " : "",
+				   (unsigned) t->arch);
+	ncubins++;
+      }
+  if (ncubins == 0)
+    snprintf (err, errlen, "device %d is sm_%d; the image has no cubin and"
+	      " no PTX", dev->ord, dev->sm);
+  else
+    snprintf (err, errlen, "device %d is sm_%d; the image has cubin%s for %s"
+	      " and no PTX", dev->ord, dev->sm, ncubins == 1 ? "" : "s",
+	      archs);
+}
+
+/* Loading.  */
+
+/* Remove trailing newlines from a log for a message.  */
+static const char *
+cuda_log (char *log)
+{
+  size_t n = strlen (log);
+  while (n > 0 && (log[n - 1] == '\n' || log[n - 1] == '\r'))
+    log[--n] = '\0';
+  return n > 0 ? log : "(empty)";
+}
+
+/* JIT-link MODS into *MODULE for the current context's device.  */
+static bool
+cuda_jit_link (struct cuda_device *dev, const struct cuda_ptx *mods,
+	       unsigned n, CUmodule *module)
+{
+  /* On the heap: the calling thread's stack may be small.  */
+  char *info = calloc (2, CUDA_JIT_LOG);
+  if (info == NULL)
+    {
+      cuda_dev_error (dev, "out of memory");
+      return false;
+    }
+  char *elog = info + CUDA_JIT_LOG;
+  bool ok = false;
+  CUjit_option opts[] = {
+    CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+    CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+    CU_JIT_LOG_VERBOSE
+  };
+  void *vals[] = {
+    info, (void *) (uintptr_t) CUDA_JIT_LOG,
+    elog, (void *) (uintptr_t) CUDA_JIT_LOG,
+    (void *) (uintptr_t) 1
+  };
+  CUlinkState link;
+  CUresult r = ok_cuda.cuLinkCreate (sizeof opts / sizeof opts[0], opts, vals,
+				     &link);
+  if (r != CUDA_SUCCESS)
+    {
+      cuda_call_error (dev, "cannot start the JIT linker", "cuLinkCreate", r);
+      goto out;
+    }
+  for (unsigned i = 0; i < n; i++)
+    {
+      char name[32];
+      snprintf (name, sizeof name, "ptx-module-%u", i + 1);
+      /* The driver does not write the data; its prototype lacks const.  */
+      r = ok_cuda.cuLinkAddData (link, CU_JIT_INPUT_PTX, (void *) mods[i].code,
+				 mods[i].size, name, 0, NULL, NULL);
+      if (r != CUDA_SUCCESS)
+	{
+	  char err[OK_CUDA_ERRLEN];
+	  cuda_dev_error (dev, "cannot JIT-compile PTX module %u of %u for"
+			  " sm_%d: cuLinkAddData: %s; JIT log: %s", i + 1, n,
+			  dev->sm, ok_cuda_result (r, err, sizeof err),
+			  cuda_log (elog));
+	  ok_cuda.cuLinkDestroy (link);
+	  goto out;
+	}
+    }
+  void *cubin = NULL;
+  size_t cubin_size = 0;
+  r = ok_cuda.cuLinkComplete (link, &cubin, &cubin_size);
+  if (r != CUDA_SUCCESS)
+    {
+      char err[OK_CUDA_ERRLEN];
+      cuda_dev_error (dev, "cannot JIT-link %u PTX module%s for sm_%d:"
+		      " cuLinkComplete: %s; JIT log: %s", n, n == 1 ? "" : "s",
+		      dev->sm, ok_cuda_result (r, err, sizeof err),
+		      cuda_log (elog));
+      ok_cuda.cuLinkDestroy (link);
+      goto out;
+    }
+  OK_DEBUG ("%s: JIT-linked %u PTX module%s into %zu bytes; log: %s",
+	    dev->label, n, n == 1 ? "" : "s", cubin_size, cuda_log (info));
+  /* The linked cubin belongs to the link state: load it first.  */
+  r = ok_cuda.cuModuleLoadData (module, cubin);
+  ok_cuda.cuLinkDestroy (link);
+  if (r != CUDA_SUCCESS)
+    cuda_call_error (dev, "cannot load the JIT-linked module",
+		     "cuModuleLoadData", r);
+  else
+    ok = true;
+ out:
+  free (info);
+  return ok;
+}
+
+static void
+cuda_image_free (struct cuda_image *img)
+{
+  for (size_t i = 0; i < img->num_kernels; i++)
+    free (img->kernels[i].name);
+  free (img->kernels);
+  free (img);
+}
+
+/* Fill IMG's kernels from NAMES[0..N) and their table entries.  */
+static bool
+cuda_resolve_kernels (struct cuda_device *dev, struct cuda_image *img,
+		      const char *const *names, size_t n,
+		      struct ok_addr_pair *table)
+{
+  img->kernels = calloc (n ? n : 1, sizeof *img->kernels);
+  if (img->kernels == NULL)
+    {
+      cuda_dev_error (dev, "out of memory");
+      return false;
+    }
+  for (size_t i = 0; i < n; i++)
+    {
+      struct cuda_kernel *k = &img->kernels[i];
+      img->num_kernels = i + 1;
+      k->name = strdup (names[i]);
+      if (k->name == NULL)
+	{
+	  cuda_dev_error (dev, "out of memory");
+	  return false;
+	}
+      CUresult r = ok_cuda.cuModuleGetFunction (&k->fn, img->module,
+						names[i]);
+      const char *call = "cuModuleGetFunction";
+      if (r == CUDA_SUCCESS)
+	{
+	  call = "cuFuncGetAttribute";
+	  r = ok_cuda.cuFuncGetAttribute (&k->regs_per_thread,
+					  CU_FUNC_ATTRIBUTE_NUM_REGS, k->fn);
+	}
+      if (r == CUDA_SUCCESS)
+	r = ok_cuda.cuFuncGetAttribute (&k->max_threads_per_block,
+					CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+					k->fn);
+      if (r != CUDA_SUCCESS)
+	{
+	  char what[256];
+	  snprintf (what, sizeof what, "cannot load offload image: kernel"
+		    " '%s'", names[i]);
+	  cuda_call_error (dev, what, call, r);
+	  return false;
+	}
+      OK_DEBUG ("%s: kernel '%s': %d registers per thread, %d threads per"
+		" block at most", dev->label, k->name, k->regs_per_thread,
+		k->max_threads_per_block);
+      table[i].start = (uintptr_t) k;
+      table[i].end = table[i].start + 1;
+    }
+  return true;
+}
+
+/* Look up variable NAME; *ENTRY gets its device range.  */
+static bool
+cuda_global (struct cuda_device *dev, CUmodule module, const char *name,
+	     struct ok_addr_pair *entry)
+{
+  CUdeviceptr p = 0;
+  size_t bytes = 0;
+  CUresult r = ok_cuda.cuModuleGetGlobal (&p, &bytes, module, name);
+  if (r != CUDA_SUCCESS)
+    {
+      char what[256];
+      snprintf (what, sizeof what, "cannot load offload image: variable"
+		" '%s'", name);
+      cuda_call_error (dev, what, "cuModuleGetGlobal", r);
+      return false;
+    }
+  entry->start = (uintptr_t) p;
+  entry->end = (uintptr_t) p + bytes;
+  return true;
+}
+
+/* The trailing table entry (__gomp_device_num, {0, 0} when absent), and
+   the clock tick omp_get_wtime divides by.  */
+static bool
+cuda_image_extras (struct cuda_device *dev, CUmodule module,
+		   struct ok_addr_pair *devnum)
+{
+  CUdeviceptr p = 0;
+  size_t bytes = 0;
+  CUresult r = ok_cuda.cuModuleGetGlobal (&p, &bytes, module,
+					  OK_GOMP_DEVICE_NUM_VAR);
+  if (r == CUDA_SUCCESS)
+    {
+      devnum->start = (uintptr_t) p;
+      devnum->end = (uintptr_t) p + bytes;
+    }
+  else if (r == CUDA_ERROR_NOT_FOUND)
+    devnum->start = devnum->end = 0;
+  else
+    {
+      cuda_call_error (dev, "cannot load offload image: variable '"
+		       OK_GOMP_DEVICE_NUM_VAR "'", "cuModuleGetGlobal", r);
+      return false;
+    }
+
+  r = ok_cuda.cuModuleGetGlobal (&p, &bytes, module, CUDA_CLOCKTICK_VAR);
+  if (r == CUDA_SUCCESS && bytes == sizeof (double) && dev->clock_khz > 0)
+    {
+      double tick = 1e-3 / dev->clock_khz;
+      if (!cuda_host2dev (dev, (void *) (uintptr_t) p, &tick, sizeof tick))
+	return false;
+    }
+  else if (r == CUDA_SUCCESS)
+    OK_DEBUG ("%s: " CUDA_CLOCKTICK_VAR " has %zu bytes; not set",
+	      dev->label, bytes);
+  return true;
+}
+
+/* Record IMG as loaded on DEV.  */
+static void
+cuda_image_add (struct cuda_device *dev, struct cuda_image *img)
+{
+  pthread_mutex_lock (&dev->image_lock);
+  img->next = dev->images;
+  dev->images = img;
+  pthread_mutex_unlock (&dev->image_lock);
+}
+
+/* Undo a partly done load.  */
+static void
+cuda_image_abandon (struct cuda_image *img)
+{
+  if (img->module != NULL)
+    ok_cuda.cuModuleUnload (img->module);
+  cuda_image_free (img);
+}
+
+bool
+cuda_load_image (void *d, const struct ok_image_req *req, void **handle)
+{
+  struct cuda_device *dev = d;
+  uint64_t start = ok_trace_on () ? ok_trace_now () : 0;
+  if (!cuda_enter (dev))
+    return false;
+
+  char err[512];
+  char what[64];
+  const struct ok_tgt_desc *tgt = cuda_pick_cubin (dev, req);
+  struct cuda_ptx *mods = NULL;
+  unsigned nmods = 0;
+  if (tgt != NULL)
+    {
+      if (!cuda_cubin_check (tgt->image_start,
+			     (size_t) (tgt->image_end - tgt->image_start),
+			     tgt->arch, err, sizeof err))
+	{
+	  cuda_dev_error (dev, "cannot load offload image: %s", err);
+	  return false;
+	}
+      snprintf (what, sizeof what, "cubin sm_%u", (unsigned) tgt->arch);
+      OK_DEBUG ("%s: loading the cubin for sm_%u (%zu bytes)", dev->label,
+		(unsigned) tgt->arch,
+		(size_t) (tgt->image_end - tgt->image_start));
+    }
+  else
+    {
+      /* The first PTX image that suits; else say why the first did not.  */
+      const struct ok_tgt_desc *t;
+      bool seen = false;
+      for (unsigned i = 0; tgt == NULL
+	   && (t = ok_desc_target (req->desc, req->device_type, i)) != NULL;
+	   i++)
+	if (t->image_format == OK_IMAGE_PTX)
+	  {
+	    char later[512];
+	    char *e = seen ? later : err;
+	    size_t elen = seen ? sizeof later : sizeof err;
+	    if (cuda_ptx_split (dev, t, &mods, &nmods, e, elen))
+	      tgt = t;
+	    seen = true;
+	  }
+      if (tgt == NULL)
+	{
+	  if (!seen)
+	    cuda_no_image_error (dev, req, err, sizeof err);
+	  cuda_dev_error (dev, "cannot load offload image: %s", err);
+	  return false;
+	}
+      snprintf (what, sizeof what, "PTX JIT-linked for sm_%d", dev->sm);
+      OK_DEBUG ("%s: no cubin for sm_%d: JIT-linking %u PTX module%s",
+		dev->label, dev->sm, nmods, nmods == 1 ? "" : "s");
+    }
+
+  struct cuda_image *img = calloc (1, sizeof *img);
+  if (img == NULL)
+    {
+      free (mods);
+      cuda_dev_error (dev, "out of memory");
+      return false;
+    }
+  bool ok;
+  if (mods != NULL)
+    {
+      ok = cuda_jit_link (dev, mods, nmods, &img->module);
+      free (mods);
+      if (!ok)
+	img->module = NULL;
+    }
+  else
+    {
+      CUresult r = ok_cuda.cuModuleLoadData (&img->module, tgt->image_start);
+      ok = r == CUDA_SUCCESS;
+      if (!ok)
+	{
+	  img->module = NULL;
+	  char msg[96];
+	  snprintf (msg, sizeof msg, "cannot load the cubin for sm_%u",
+		    (unsigned) tgt->arch);
+	  cuda_call_error (dev, msg, "cuModuleLoadData", r);
+	}
+    }
+  ok = ok && cuda_resolve_kernels (dev, img, tgt->func_names, req->num_funcs,
+				   req->table);
+
+  for (size_t i = 0; ok && i < req->num_vars; i++)
+    {
+      struct ok_addr_pair *e = &req->table[req->num_funcs + i];
+      const char *name = tgt->var_names[i];
+      ok = cuda_global (dev, img->module, name, e);
+      if (!ok)
+	break;
+      uintptr_t word = (uintptr_t) req->desc->host.vars[2 * i + 1];
+      bool link = (word & OK_GOMP_LINK_BIT) != 0;
+      size_t host = link ? sizeof (void *) : (size_t) (word & ~OK_GOMP_LINK_BIT);
+      size_t device = (size_t) (e->end - e->start);
+      if (device != host)
+	{
+	  if (link)
+	    cuda_dev_error (dev, "cannot load offload image: link variable"
+			    " '%s' has %zu bytes on the device, expected a"
+			    " pointer (%zu)", name, device, host);
+	  else
+	    cuda_dev_error (dev, "cannot load offload image: variable '%s' has"
+			    " %zu bytes on the device, %zu on the host", name,
+			    device, host);
+	  ok = false;
+	}
+    }
+  ok = ok && cuda_image_extras (dev, img->module,
+				&req->table[req->num_funcs + req->num_vars]);
+  if (!ok)
+    {
+      cuda_image_abandon (img);
+      return false;
+    }
+  cuda_image_add (dev, img);
+  *handle = img;
+  if (ok_trace_on ())
+    ok_trace_image (dev->ord, "cuda", what, req->num_funcs, req->num_vars,
+		    start, ok_trace_now ());
+  return true;
+}
+
+/* Check GCC's target data before reading its contents.  */
+static bool
+cuda_gcc_check (const struct cuda_device *dev,
+		const struct ok_gcc_nvptx_data *data, char *err,
+		size_t errlen)
+{
+  /* Far beyond any real program; larger means garbage.  */
+  const unsigned limit = 1u << 24;
+  if (data->ptx_num == 0 || data->ptx_objs == NULL || data->ptx_num > limit)
+    {
+      snprintf (err, errlen, "it has %u PTX modules at %p, expected at least"
+		" one", data->ptx_num, (const void *) data->ptx_objs);
+      return false;
+    }
+  if (data->fn_num > limit || data->var_num > limit
+      || (data->fn_num > 0 && data->fn_descs == NULL)
+      || (data->var_num > 0 && data->var_names == NULL))
+    {
+      snprintf (err, errlen, "malformed tables: %u functions at %p, %u"
+		" variables at %p", data->fn_num,
+		(const void *) data->fn_descs, data->var_num,
+		(const void *) data->var_names);
+      return false;
+    }
+  for (unsigned i = 0; i < data->ptx_num; i++)
+    {
+      const struct ok_gcc_ptx_obj *o = &data->ptx_objs[i];
+      if (o->code == NULL || o->size == 0
+	  || memchr (o->code, '\0', o->size) == NULL)
+	{
+	  snprintf (err, errlen, "PTX module %u of %u (%zu bytes at %p) is not"
+		    " a NUL-terminated text", i + 1, data->ptx_num, o->size,
+		    (const void *) o->code);
+	  return false;
+	}
+      int sm;
+      if (!cuda_ptx_check (dev, o->code, strlen (o->code), i, data->ptx_num,
+			   &sm, err, errlen))
+	return false;
+    }
+  for (unsigned i = 0; i < data->fn_num; i++)
+    if (data->fn_descs[i].fn == NULL)
+      {
+	snprintf (err, errlen, "function %u has no name", i);
+	return false;
+      }
+  for (unsigned i = 0; i < data->var_num; i++)
+    if (data->var_names[i] == NULL)
+      {
+	snprintf (err, errlen, "variable %u has no name", i);
+	return false;
+      }
+  return true;
+}
+
+int
+cuda_load_gcc_image (void *d, unsigned version, const void *target_data,
+		     struct ok_addr_pair **table, void **handle)
+{
+  (void) version;
+  struct cuda_device *dev = d;
+  const struct ok_gcc_nvptx_data *data = target_data;
+  uint64_t start = ok_trace_on () ? ok_trace_now () : 0;
+  char err[512];
+  if (!cuda_gcc_check (dev, data, err, sizeof err))
+    {
+      cuda_dev_error (dev, "cannot load offload image built by GCC's"
+		      " mkoffload: %s", err);
+      return -1;
+    }
+  if (!cuda_enter (dev))
+    return -1;
+
+  size_t count = (size_t) data->fn_num + data->var_num + 1;
+  struct ok_addr_pair *tab = GOMP_PLUGIN_malloc_cleared (count * sizeof *tab);
+  struct cuda_ptx *mods = calloc (data->ptx_num, sizeof *mods);
+  const char **names = calloc (data->fn_num ? data->fn_num : 1,
+			       sizeof *names);
+  struct cuda_image *img = calloc (1, sizeof *img);
+  if (mods == NULL || names == NULL || img == NULL)
+    {
+      cuda_dev_error (dev, "out of memory");
+      free (mods);
+      free (names);
+      free (img);
+      free (tab);
+      return -1;
+    }
+  for (unsigned i = 0; i < data->ptx_num; i++)
+    {
+      mods[i].code = data->ptx_objs[i].code;
+      mods[i].size = strlen (mods[i].code) + 1;
+    }
+  for (unsigned i = 0; i < data->fn_num; i++)
+    names[i] = data->fn_descs[i].fn;
+  OK_DEBUG ("%s: GCC-format image: JIT-linking %u PTX module%s",
+	    dev->label, data->ptx_num, data->ptx_num == 1 ? "" : "s");
+
+  bool ok = cuda_jit_link (dev, mods, data->ptx_num, &img->module);
+  free (mods);
+  if (!ok)
+    img->module = NULL;
+  ok = ok && cuda_resolve_kernels (dev, img, names, data->fn_num, tab);
+  free (names);
+  for (unsigned i = 0; ok && i < data->var_num; i++)
+    ok = cuda_global (dev, img->module, data->var_names[i],
+		      &tab[data->fn_num + i]);
+  ok = ok && cuda_image_extras (dev, img->module, &tab[count - 1]);
+  if (!ok)
+    {
+      cuda_image_abandon (img);
+      free (tab);
+      return -1;
+    }
+  cuda_image_add (dev, img);
+  *handle = img;
+  *table = tab;
+  if (ok_trace_on ())
+    {
+      char what[64];
+      snprintf (what, sizeof what, "GCC PTX JIT-linked for sm_%d", dev->sm);
+      ok_trace_image (dev->ord, "cuda", what, data->fn_num, data->var_num,
+		      start, ok_trace_now ());
+    }
+  return (int) count;
+}
+
+/* Unload IMG, which is no longer on DEV's list.  */
+static bool
+cuda_image_unload (struct cuda_device *dev, struct cuda_image *img)
+{
+  CUresult r = ok_cuda.cuModuleUnload (img->module);
+  cuda_image_free (img);
+  if (r != CUDA_SUCCESS && cuda_teardown_reportable (dev, r))
+    {
+      cuda_call_error (dev, "cannot unload an offload image",
+		       "cuModuleUnload", r);
+      return false;
+    }
+  return true;
+}
+
+bool
+cuda_unload_image (void *d, void *handle)
+{
+  struct cuda_device *dev = d;
+  struct cuda_image *img = handle;
+  /* Its kernels may still run in target nowait regions.  */
+  cuda_async_drain (dev);
+  pthread_mutex_lock (&dev->image_lock);
+  struct cuda_image **link = &dev->images;
+  while (*link != NULL && *link != img)
+    link = &(*link)->next;
+  if (*link != NULL)
+    *link = img->next;
+  pthread_mutex_unlock (&dev->image_lock);
+  if (!cuda_enter (dev))
+    return false;
+  return cuda_image_unload (dev, img);
+}
+
+bool
+cuda_unload_all (struct cuda_device *dev)
+{
+  pthread_mutex_lock (&dev->image_lock);
+  struct cuda_image *list = dev->images;
+  dev->images = NULL;
+  pthread_mutex_unlock (&dev->image_lock);
+  bool ok = true;
+  while (list != NULL)
+    {
+      struct cuda_image *next = list->next;
+      ok &= cuda_image_unload (dev, list);
+      list = next;
+    }
+  return ok;
+}

@@ -1,2 +1,156 @@
-/* Placeholder: being written (issue 3).  */
-typedef int ok_placeholder_cuda_lib_c;
+/* Loading the CUDA driver.
+
+   libcuda.so.1 comes with NVIDIA's kernel driver, not with a toolkit, and
+   most machines that run offloading programs have none: the plugin must
+   then load and report no CUDA devices, silently.  So the driver is
+   dlopened at run time and each entry point looked up by its exported
+   (versioned) symbol from cuda-calls.def.  OFFLOADKIT_CUDA_LIBRARY names
+   another library to load instead (the testsuite's fake driver).  */
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda-internal.h"
+
+struct ok_cuda_api ok_cuda;
+
+/* Kept open for the life of the process: kernels, contexts and the
+   completion threads depend on it, and libgomp never unloads a plugin.  */
+static void *cuda_handle;
+
+const char *
+ok_cuda_result (CUresult r, char *buf, size_t len)
+{
+  const char *name = NULL, *text = NULL;
+  if (ok_cuda.cuGetErrorName == NULL
+      || ok_cuda.cuGetErrorName (r, &name) != CUDA_SUCCESS)
+    name = NULL;
+  if (ok_cuda.cuGetErrorString == NULL
+      || ok_cuda.cuGetErrorString (r, &text) != CUDA_SUCCESS)
+    text = NULL;
+  if (name != NULL && text != NULL)
+    snprintf (buf, len, "%s (%s)", name, text);
+  else if (name != NULL)
+    snprintf (buf, len, "%s", name);
+  else
+    snprintf (buf, len, "CUDA error %d", (int) r);
+  return buf;
+}
+
+size_t
+ok_cuda_env_size (const char *name, size_t default_value)
+{
+  const char *env = getenv (name);
+  if (env == NULL || *env == '\0')
+    return default_value;
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull (env, &end, 10);
+  if (errno != 0 || *end != '\0' || env[0] < '0' || env[0] > '9'
+      || v > SIZE_MAX / 2)
+    {
+      /* Devices are initialised one by one: say it once.  */
+      static int said;
+      if (!__atomic_exchange_n (&said, 1, __ATOMIC_RELAXED))
+	GOMP_PLUGIN_error ("offloadkit-%s: %s=\"%s\" is not a size in bytes;"
+			   " using %zu", ok_plugin.name, name, env,
+			   default_value);
+      return default_value;
+    }
+  return (size_t) v;
+}
+
+/* Look every entry point up in HANDLE.  False after reporting the first
+   required one that is missing.  */
+static bool
+cuda_resolve (void *handle, const char *path)
+{
+  struct ok_cuda_api api;
+#define OK_CUDA_FN(fn, symbol, required, params)			\
+  api.fn = (__typeof__ (api.fn)) dlsym (handle, symbol);		\
+  if (api.fn == NULL && (required))					\
+    {									\
+      GOMP_PLUGIN_error ("offloadkit-%s: %s lacks %s (not a CUDA driver,"  \
+			 " or one too old); no CUDA devices",		\
+			 ok_plugin.name, path, symbol);			\
+      return false;							\
+    }
+#include "cuda-calls.def"
+#undef OK_CUDA_FN
+  ok_cuda = api;
+  return true;
+}
+
+int
+ok_cuda_load (void)
+{
+  const char *path = getenv ("OFFLOADKIT_CUDA_LIBRARY");
+  bool chosen = path != NULL && *path != '\0';
+  if (!chosen)
+    path = "libcuda.so.1";
+
+  void *handle = dlopen (path, RTLD_NOW | RTLD_LOCAL);
+  if (handle == NULL)
+    {
+      /* No driver is the normal case on a machine without a GPU, and a
+	 plugin without devices must say nothing; GOMP_DEBUG=1 tells why
+	 (also when OFFLOADKIT_CUDA_LIBRARY names a library that does not
+	 load).  */
+      const char *why = dlerror ();
+      OK_DEBUG ("no CUDA driver (%s%s): no CUDA devices",
+		chosen ? "OFFLOADKIT_CUDA_LIBRARY: " : "",
+		why != NULL ? why : path);
+      return 0;
+    }
+  if (!cuda_resolve (handle, path))
+    {
+      dlclose (handle);
+      return 0;
+    }
+
+  char err[OK_CUDA_ERRLEN];
+  CUresult r = ok_cuda.cuInit (0);
+  if (r == CUDA_ERROR_NO_DEVICE)
+    {
+      OK_DEBUG ("CUDA driver %s sees no device", path);
+      memset (&ok_cuda, 0, sizeof ok_cuda);
+      dlclose (handle);
+      return 0;
+    }
+  if (r != CUDA_SUCCESS)
+    {
+      GOMP_PLUGIN_error ("offloadkit-%s: cannot initialise the CUDA driver"
+			 " (%s): cuInit: %s; no CUDA devices", ok_plugin.name,
+			 path, ok_cuda_result (r, err, sizeof err));
+      memset (&ok_cuda, 0, sizeof ok_cuda);
+      dlclose (handle);
+      return 0;
+    }
+
+  int count = 0;
+  r = ok_cuda.cuDeviceGetCount (&count);
+  if (r != CUDA_SUCCESS)
+    {
+      GOMP_PLUGIN_error ("offloadkit-%s: cannot count CUDA devices:"
+			 " cuDeviceGetCount: %s", ok_plugin.name,
+			 ok_cuda_result (r, err, sizeof err));
+      count = 0;
+    }
+  if (count < 0)
+    count = 0;
+
+  int version = 0;
+  if (ok_cuda.cuDriverGetVersion != NULL
+      && ok_cuda.cuDriverGetVersion (&version) != CUDA_SUCCESS)
+    version = 0;
+  OK_DEBUG ("CUDA driver %s, version %d.%d: %d device%s", path,
+	    version / 1000, version % 1000 / 10, count, count == 1 ? "" : "s");
+
+  /* Even with no device the library stays: cuInit succeeded, and
+     unloading an initialised driver is not supported.  */
+  cuda_handle = handle;
+  return count;
+}

@@ -1,2 +1,366 @@
-/* Placeholder: being written (issue 3).  */
-typedef int ok_placeholder_cuda_memory_c;
+/* Device memory and copies of the CUDA backend.
+
+   Allocations go through the shared small-block pool (mem-pool.h): libgomp
+   allocates and frees device memory for every map clause of every region,
+   and cuMemAlloc / cuMemFree are slow and may synchronise the device.
+   OFFLOADKIT_CUDA_POOL_MAX sets the largest pooled request (bytes; 0
+   turns the pool off).
+
+   Copies from pageable host memory are slow to start: the driver first
+   stages them through pinned memory of its own.  Small copies, up to
+   OFFLOADKIT_CUDA_STAGING_MAX bytes, are cheaper through a pinned buffer we
+   keep: a memcpy plus an asynchronous copy on our own stream.  Larger ones
+   call the synchronous copies, which the driver pipelines itself.  Each
+   device has a few staging slots, each with its own lock, buffer and
+   stream, so that several host threads copy at once.
+
+   Our kernels run on non-blocking streams, which do not wait for the
+   legacy default stream that the synchronous copies use.  A synchronous
+   copy from pageable memory to the device may return before its last DMA
+   has landed, so the legacy stream is synchronised after it: a kernel
+   launched next must see all of the data.  Device-to-device copies, which
+   the driver does not wait for at all, run on one of our streams and are
+   waited for.  */
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda-internal.h"
+
+#define CUDA_POOL_MAX_DEFAULT ((size_t) 64 * 1024)
+#define CUDA_POOL_CHUNK ((size_t) 4 * 1024 * 1024)
+#define CUDA_STAGING_MAX_DEFAULT ((size_t) 256 * 1024)
+
+/* The pool's operations: plain driver allocations.  The caller has made
+   the device's context current.  */
+
+static void *
+cuda_pool_alloc (void *ctx, size_t size)
+{
+  struct cuda_device *dev = ctx;
+  /* The pool gives out unique addresses for empty requests itself; this
+     only keeps the driver from refusing a zero size if it is asked.  */
+  size_t n = size == 0 ? 1 : size;
+  CUdeviceptr p = 0;
+  CUresult r = ok_cuda.cuMemAlloc (&p, n);
+  if (r == CUDA_ERROR_OUT_OF_MEMORY)
+    {
+      /* Soft stacks kept for later launches may be what is missing.  */
+      OK_DEBUG ("%s: out of memory for %zu bytes; freeing cached stacks",
+		dev->label, size);
+      if (cuda_stacks_free (dev))
+	r = ok_cuda.cuMemAlloc (&p, n);
+    }
+  if (r != CUDA_SUCCESS)
+    {
+      char what[96];
+      snprintf (what, sizeof what, "cannot allocate %zu bytes", size);
+      cuda_call_error (dev, what, "cuMemAlloc", r);
+      return NULL;
+    }
+  return (void *) (uintptr_t) p;
+}
+
+static bool
+cuda_pool_free (void *ctx, void *ptr)
+{
+  struct cuda_device *dev = ctx;
+  CUresult r = ok_cuda.cuMemFree ((CUdeviceptr) (uintptr_t) ptr);
+  if (r != CUDA_SUCCESS)
+    {
+      if (cuda_teardown_reportable (dev, r))
+	{
+	  char what[96];
+	  snprintf (what, sizeof what, "cannot free device memory at %p",
+		    ptr);
+	  cuda_call_error (dev, what, "cuMemFree", r);
+	}
+      return false;
+    }
+  return true;
+}
+
+static const struct ok_mem_pool_ops cuda_pool_ops = {
+  .alloc = cuda_pool_alloc,
+  .free = cuda_pool_free,
+};
+
+bool
+cuda_memory_init (struct cuda_device *dev)
+{
+  size_t pool_max = ok_cuda_env_size ("OFFLOADKIT_CUDA_POOL_MAX",
+				      CUDA_POOL_MAX_DEFAULT);
+  size_t chunk = pool_max > CUDA_POOL_CHUNK ? pool_max : CUDA_POOL_CHUNK;
+  dev->staging_max = ok_cuda_env_size ("OFFLOADKIT_CUDA_STAGING_MAX",
+				       CUDA_STAGING_MAX_DEFAULT);
+  dev->pool = ok_mem_pool_new (&cuda_pool_ops, dev, pool_max, chunk);
+  if (dev->pool == NULL)
+    return false;
+  OK_DEBUG ("%s: pooling allocations up to %zu bytes, staging copies up to"
+	    " %zu bytes", dev->label, pool_max, dev->staging_max);
+  return true;
+}
+
+bool
+cuda_memory_fini (struct cuda_device *dev)
+{
+  bool ok = true;
+  for (int i = 0; i < CUDA_STAGING_SLOTS; i++)
+    {
+      struct cuda_staging *s = &dev->staging[i];
+      if (s->buf != NULL)
+	{
+	  CUresult r = ok_cuda.cuMemFreeHost (s->buf);
+	  if (r != CUDA_SUCCESS && cuda_teardown_reportable (dev, r))
+	    {
+	      cuda_call_error (dev, "cannot free a staging buffer",
+			       "cuMemFreeHost", r);
+	      ok = false;
+	    }
+	  s->buf = NULL;
+	}
+      if (s->stream != NULL)
+	{
+	  CUresult r = ok_cuda.cuStreamDestroy (s->stream);
+	  if (r != CUDA_SUCCESS && cuda_teardown_reportable (dev, r))
+	    {
+	      cuda_call_error (dev, "cannot destroy a staging stream",
+			       "cuStreamDestroy", r);
+	      ok = false;
+	    }
+	  s->stream = NULL;
+	}
+    }
+  if (dev->pool != NULL)
+    {
+      struct ok_mem_pool_stats st;
+      ok_mem_pool_stats (dev->pool, &st);
+      OK_DEBUG ("%s: pool of %zu chunks (%zu bytes), %zu small and %zu large"
+		" bytes still allocated", dev->label, st.chunks,
+		st.chunk_bytes, st.small_in_use, st.large_in_use);
+      ok &= (ok_mem_pool_destroy (dev->pool)
+	     || !cuda_teardown_reportable (dev, CUDA_SUCCESS));
+      dev->pool = NULL;
+    }
+  return ok;
+}
+
+void *
+cuda_alloc (void *d, size_t size)
+{
+  struct cuda_device *dev = d;
+  if (!cuda_enter (dev))
+    return NULL;
+  return ok_mem_pool_alloc (dev->pool, size);
+}
+
+bool
+cuda_free (void *d, void *ptr)
+{
+  struct cuda_device *dev = d;
+  if (!cuda_enter (dev))
+    return false;
+  return ok_mem_pool_free (dev->pool, ptr);
+}
+
+/* Staging.  */
+
+/* A locked staging slot with its buffer and stream ready, or NULL when
+   copies should go directly (no staging, or no pinned memory to be had).
+   Prefer a free slot; else wait for this thread's usual one.  */
+static struct cuda_staging *
+cuda_staging_take (struct cuda_device *dev)
+{
+  static __thread unsigned hint;
+  struct cuda_staging *s = NULL;
+  for (unsigned i = 0; i < CUDA_STAGING_SLOTS && s == NULL; i++)
+    {
+      struct cuda_staging *t = &dev->staging[(hint + i) % CUDA_STAGING_SLOTS];
+      if (pthread_mutex_trylock (&t->lock) == 0)
+	{
+	  s = t;
+	  hint = (hint + i) % CUDA_STAGING_SLOTS;
+	}
+    }
+  if (s == NULL)
+    {
+      s = &dev->staging[hint % CUDA_STAGING_SLOTS];
+      pthread_mutex_lock (&s->lock);
+    }
+
+  if (s->unusable)
+    goto direct;
+  if (s->buf == NULL)
+    {
+      CUresult r = ok_cuda.cuMemHostAlloc (&s->buf, dev->staging_max, 0);
+      if (r != CUDA_SUCCESS)
+	{
+	  char err[OK_CUDA_ERRLEN];
+	  OK_DEBUG ("%s: no pinned staging buffer of %zu bytes (cuMemHostAlloc:"
+		    " %s): copying directly", dev->label, dev->staging_max,
+		    ok_cuda_result (r, err, sizeof err));
+	  s->buf = NULL;
+	  s->unusable = true;
+	  goto direct;
+	}
+    }
+  if (s->stream == NULL)
+    {
+      /* Not from the stream pool: a failure here only means copying
+	 directly, which needs no message.  */
+      CUresult r = ok_cuda.cuStreamCreate (&s->stream,
+					   CU_STREAM_NON_BLOCKING);
+      if (r != CUDA_SUCCESS)
+	{
+	  char err[OK_CUDA_ERRLEN];
+	  OK_DEBUG ("%s: no stream for staging (cuStreamCreate: %s):"
+		    " copying directly", dev->label,
+		    ok_cuda_result (r, err, sizeof err));
+	  s->stream = NULL;
+	  goto direct;
+	}
+    }
+  return s;
+
+ direct:
+  pthread_mutex_unlock (&s->lock);
+  return NULL;
+}
+
+/* Copies.  */
+
+enum cuda_dir { CUDA_H2D, CUDA_D2H, CUDA_D2D };
+
+static void
+cuda_copy_error (struct cuda_device *dev, enum cuda_dir dir, void *dst,
+		 const void *src, size_t n, const char *call, CUresult r)
+{
+  static const char *const from[] = { "host", "device", "device" };
+  static const char *const to[] = { "device", "host", "device" };
+  char what[160];
+  snprintf (what, sizeof what, "cannot copy %zu bytes from %s %p to %s %p",
+	    n, from[dir], src, to[dir], dst);
+  cuda_call_error (dev, what, call, r);
+}
+
+/* Copy N bytes in direction DIR through a staging slot; *DONE is false
+   when no slot could be used and nothing was copied.  */
+static bool
+cuda_copy_staged (struct cuda_device *dev, enum cuda_dir dir, void *dst,
+		  const void *src, size_t n, bool *done)
+{
+  *done = false;
+  struct cuda_staging *s = cuda_staging_take (dev);
+  if (s == NULL)
+    return true;
+  *done = true;
+
+  const char *call;
+  CUresult r;
+  if (dir == CUDA_H2D)
+    {
+      memcpy (s->buf, src, n);
+      call = "cuMemcpyHtoDAsync";
+      r = ok_cuda.cuMemcpyHtoDAsync ((CUdeviceptr) (uintptr_t) dst, s->buf,
+				     n, s->stream);
+    }
+  else
+    {
+      call = "cuMemcpyDtoHAsync";
+      r = ok_cuda.cuMemcpyDtoHAsync (s->buf, (CUdeviceptr) (uintptr_t) src,
+				     n, s->stream);
+    }
+  if (r == CUDA_SUCCESS)
+    {
+      call = "cuStreamSynchronize";
+      r = ok_cuda.cuStreamSynchronize (s->stream);
+    }
+  if (r == CUDA_SUCCESS && dir == CUDA_D2H)
+    memcpy (dst, s->buf, n);
+  pthread_mutex_unlock (&s->lock);
+  if (r != CUDA_SUCCESS)
+    {
+      cuda_copy_error (dev, dir, dst, src, n, call, r);
+      return false;
+    }
+  return true;
+}
+
+static bool
+cuda_copy (struct cuda_device *dev, enum cuda_dir dir, void *dst,
+	   const void *src, size_t n)
+{
+  if (n == 0)
+    return true;
+  if (!cuda_enter (dev))
+    return false;
+
+  if (dir != CUDA_D2D && n <= dev->staging_max)
+    {
+      bool done;
+      bool ok = cuda_copy_staged (dev, dir, dst, src, n, &done);
+      if (done)
+	return ok;
+    }
+
+  const char *call;
+  CUresult r;
+  CUstream stream = NULL;
+  switch (dir)
+    {
+    case CUDA_H2D:
+      call = "cuMemcpyHtoD";
+      r = ok_cuda.cuMemcpyHtoD ((CUdeviceptr) (uintptr_t) dst, src, n);
+      if (r == CUDA_SUCCESS)
+	{
+	  /* See the top of the file: wait for the last DMA.  */
+	  call = "cuStreamSynchronize";
+	  r = ok_cuda.cuStreamSynchronize (NULL);
+	}
+      break;
+    case CUDA_D2H:
+      call = "cuMemcpyDtoH";
+      r = ok_cuda.cuMemcpyDtoH (dst, (CUdeviceptr) (uintptr_t) src, n);
+      break;
+    default:
+      if (!cuda_stream_take (dev, &stream))
+	return false;
+      call = "cuMemcpyDtoDAsync";
+      r = ok_cuda.cuMemcpyDtoDAsync ((CUdeviceptr) (uintptr_t) dst,
+				     (CUdeviceptr) (uintptr_t) src, n,
+				     stream);
+      if (r == CUDA_SUCCESS)
+	{
+	  call = "cuStreamSynchronize";
+	  r = ok_cuda.cuStreamSynchronize (stream);
+	}
+      cuda_stream_give (dev, stream);
+      break;
+    }
+  if (r != CUDA_SUCCESS)
+    {
+      cuda_copy_error (dev, dir, dst, src, n, call, r);
+      return false;
+    }
+  return true;
+}
+
+bool
+cuda_host2dev (void *dev, void *dst, const void *src, size_t n)
+{
+  return cuda_copy (dev, CUDA_H2D, dst, src, n);
+}
+
+bool
+cuda_dev2host (void *dev, void *dst, const void *src, size_t n)
+{
+  return cuda_copy (dev, CUDA_D2H, dst, src, n);
+}
+
+bool
+cuda_dev2dev (void *dev, void *dst, const void *src, size_t n)
+{
+  return cuda_copy (dev, CUDA_D2D, dst, src, n);
+}

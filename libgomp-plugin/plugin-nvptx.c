@@ -4,9 +4,10 @@
 
 #include "plugin-core.h"
 
-/* Devices are numbered in this order; emulated ones (OFFLOADKIT_EMULATE)
-   come after real ones.  */
+/* Devices are numbered in this order: CUDA devices (none without a driver
+   or a GPU), then emulated ones (OFFLOADKIT_EMULATE).  */
 static const struct ok_backend *const nvptx_backends[] = {
+  &ok_backend_cuda,
   &ok_backend_emulated,
   NULL
 };
