@@ -166,3 +166,269 @@ ok_run_argv (const char *const *argv, const char *const *unset_env)
     ok_error ("'%s' exited with status %d", argv[0], rc);
   return rc == 0 ? 0 : -1;
 }
+
+/* ---- Several commands at a time (ok_run_commands).  ----------------- */
+
+/* The signals that end the program with cleanup (as in tempfile.c).  */
+static const int pool_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT,
+				    SIGPIPE };
+#define POOL_NSIGNALS (sizeof pool_signals / sizeof *pool_signals)
+
+/* In the runner process: the commands running now (0 = free slot), read
+   by its signal handler, and which command each slot runs.  */
+static volatile pid_t *pool_pids;
+static size_t *pool_index;
+static volatile size_t pool_slots;
+
+/* Runner's handler: pass the signal on, wait until every command is gone,
+   then die from it (it stays blocked until the handler returns).  Only
+   async-signal-safe calls.  */
+static void
+pool_on_signal (int sig)
+{
+  for (size_t i = 0; i < pool_slots; i++)
+    if (pool_pids[i] > 0)
+      kill (pool_pids[i], sig);
+  for (size_t i = 0; i < pool_slots; i++)
+    if (pool_pids[i] > 0)
+      {
+	int st;
+	while (waitpid (pool_pids[i], &st, 0) < 0 && errno == EINTR)
+	  ;
+      }
+  signal (sig, SIG_DFL);
+  raise (sig);
+}
+
+static void
+block_pool_signals (sigset_t *old)
+{
+  sigset_t set;
+  sigemptyset (&set);
+  for (size_t i = 0; i < POOL_NSIGNALS; i++)
+    sigaddset (&set, pool_signals[i]);
+  sigprocmask (SIG_BLOCK, &set, old);
+}
+
+/* Start CMD in a free slot as command number INDEX; signals are blocked
+   from the spawn until the pid is in its slot.  Return 0, or -1 after
+   reporting why it could not be started.  */
+static int
+pool_start (const struct ok_command *cmd, size_t index,
+	    posix_spawnattr_t *attr)
+{
+  if (ok_verbose && !cmd->quiet)
+    ok_print_argv (cmd->argv);
+  char **env = child_environment (cmd->unset_env);
+  pid_t pid;
+  fflush (NULL);
+  int err = posix_spawnp (&pid, cmd->argv[0], NULL, attr,
+			  (char *const *) cmd->argv, env);
+  free (env);
+  if (err != 0)
+    {
+      if (err == ENOENT)
+	ok_error ("cannot run '%s': command not found", cmd->argv[0]);
+      else
+	ok_error ("cannot run '%s': %s", cmd->argv[0], strerror (err));
+      return -1;
+    }
+  for (size_t s = 0; s < pool_slots; s++)
+    if (pool_pids[s] == 0)
+      {
+	pool_index[s] = index;
+	pool_pids[s] = pid;
+	break;
+      }
+  return 0;
+}
+
+/* The runner's work; entered with the cleanup signals blocked, OLD_MASK
+   being the mask the commands start with.  Fills STATUS.  */
+static void
+pool_run (const struct ok_command *cmds, size_t n, unsigned jobs,
+	  int *status, const sigset_t *old_mask)
+{
+  pool_pids = xcalloc (jobs, sizeof *pool_pids);
+  pool_index = xcalloc (jobs, sizeof *pool_index);
+  pool_slots = jobs;
+  for (size_t i = 0; i < POOL_NSIGNALS; i++)
+    {
+      struct sigaction sa, old;
+      /* A signal the parent ignores (nohup) stays ignored.  */
+      if (sigaction (pool_signals[i], NULL, &old) == 0
+	  && old.sa_handler == SIG_IGN)
+	continue;
+      memset (&sa, 0, sizeof sa);
+      sa.sa_handler = pool_on_signal;
+      sigemptyset (&sa.sa_mask);
+      sigaction (pool_signals[i], &sa, NULL);
+    }
+
+  posix_spawnattr_t attr;
+  posix_spawnattr_init (&attr);
+  posix_spawnattr_setsigmask (&attr, old_mask);
+  posix_spawnattr_setflags (&attr, POSIX_SPAWN_SETSIGMASK);
+
+  size_t next = 0, running = 0;
+  int failed = 0;
+  for (size_t i = 0; i < n; i++)
+    status[i] = OK_COMMAND_NOT_RUN;
+  for (;;)
+    {
+      while (!failed && next < n && running < jobs)
+	{
+	  if (pool_start (&cmds[next], next, &attr) < 0)
+	    {
+	      status[next] = -1;
+	      failed = 1;
+	    }
+	  else
+	    running++;
+	  next++;
+	}
+      if (running == 0)
+	break;
+
+      /* Wait with the signals open: a signal now ends everything.  */
+      int st;
+      sigprocmask (SIG_SETMASK, old_mask, NULL);
+      pid_t pid = waitpid (-1, &st, 0);
+      int err = errno;
+      block_pool_signals (NULL);
+      if (pid < 0)
+	{
+	  if (err == EINTR)
+	    continue;
+	  ok_error ("cannot wait for '%s': %s", cmds[0].argv[0],
+		    strerror (err));
+	  _exit (1);
+	}
+      size_t slot = 0;
+      while (slot < jobs && pool_pids[slot] != pid)
+	slot++;
+      if (slot == jobs)
+	continue;		/* Not one of ours.  */
+      size_t i = pool_index[slot];
+      pool_pids[slot] = 0;
+      running--;
+      if (WIFSIGNALED (st))
+	{
+	  int sig = WTERMSIG (st);
+	  const char *desc = sigabbrev_np (sig);
+	  ok_error ("'%s' was killed by signal %d (SIG%s: %s)",
+		    cmds[i].argv[0], sig, desc ? desc : "?", strsignal (sig));
+	  status[i] = -1;
+	}
+      else
+	status[i] = WEXITSTATUS (st);
+      if (status[i] != 0)
+	failed = 1;
+    }
+  posix_spawnattr_destroy (&attr);
+}
+
+/* Read exactly LEN bytes from FD; return how many were read.  */
+static size_t
+read_all (int fd, void *buf, size_t len)
+{
+  size_t got = 0;
+  while (got < len)
+    {
+      ssize_t r = read (fd, (char *) buf + got, len - got);
+      if (r < 0 && errno == EINTR)
+	continue;
+      if (r <= 0)
+	break;
+      got += r;
+    }
+  return got;
+}
+
+int
+ok_run_commands (const struct ok_command *cmds, size_t n, unsigned jobs,
+		 int *status)
+{
+  if (jobs > n)
+    jobs = n;
+  if (jobs <= 1)
+    {
+      /* One at a time: no runner process needed.  */
+      int failed = 0;
+      for (size_t i = 0; i < n; i++)
+	if (failed)
+	  status[i] = OK_COMMAND_NOT_RUN;
+	else if ((status[i] = ok_run_command (&cmds[i])) != 0)
+	  failed = 1;
+      return 0;
+    }
+
+  /* The runner sends the statuses back through a pipe.  */
+  int pipefd[2];
+  if (pipe2 (pipefd, O_CLOEXEC) < 0)
+    {
+      ok_error ("cannot run '%s': %s", cmds[0].argv[0], strerror (errno));
+      return -1;
+    }
+  fflush (NULL);
+  sigset_t old_mask;
+  ok_tempfile_block_signals (&old_mask);
+  pid_t runner = fork ();
+  if (runner == 0)
+    {
+      close (pipefd[0]);
+      pool_run (cmds, n, jobs, status, &old_mask);
+      size_t len = n * sizeof *status;
+      const char *p = (const char *) status;
+      while (len > 0)
+	{
+	  ssize_t w = write (pipefd[1], p, len);
+	  if (w < 0 && errno == EINTR)
+	    continue;
+	  if (w <= 0)
+	    _exit (1);
+	  p += w;
+	  len -= w;
+	}
+      fflush (NULL);
+      /* Not exit: the atexit handlers (temporary files) are the
+	 parent's.  */
+      _exit (0);
+    }
+  int fork_errno = errno;
+  if (runner > 0)
+    ok_tempfile_set_child (runner);
+  sigprocmask (SIG_SETMASK, &old_mask, NULL);
+  close (pipefd[1]);
+  if (runner < 0)
+    {
+      close (pipefd[0]);
+      ok_error ("cannot run '%s': %s", cmds[0].argv[0],
+		strerror (fork_errno));
+      return -1;
+    }
+
+  size_t got = read_all (pipefd[0], status, n * sizeof *status);
+  close (pipefd[0]);
+  int st;
+  while (waitpid (runner, &st, 0) < 0)
+    if (errno != EINTR)
+      {
+	ok_tempfile_set_child (0);
+	ok_error ("cannot wait for '%s': %s", cmds[0].argv[0],
+		  strerror (errno));
+	return -1;
+      }
+  ok_tempfile_set_child (0);
+  if (got != n * sizeof *status || !WIFEXITED (st) || WEXITSTATUS (st) != 0)
+    {
+      /* Exit status 1: the runner has reported why.  */
+      if (WIFSIGNALED (st))
+	ok_error ("the process running '%s' was killed by signal %d",
+		  cmds[0].argv[0], WTERMSIG (st));
+      else if (!WIFEXITED (st) || WEXITSTATUS (st) != 1)
+	ok_error ("the process running '%s' failed", cmds[0].argv[0]);
+      return -1;
+    }
+  return 0;
+}

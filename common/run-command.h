@@ -32,6 +32,24 @@ int ok_run_command (const struct ok_command *cmd);
    ok_run_command already did, and return -1.  */
 int ok_run_argv (const char *const *argv, const char *const *unset_env);
 
+/* Status of a command ok_run_commands did not start, because an earlier
+   one had failed.  */
+#define OK_COMMAND_NOT_RUN (-2)
+
+/* Run the N commands CMDS (whose OUT must be NULL), up to JOBS of them at
+   a time (in order of starting), and wait for all.  STATUS[I] gets the
+   exit status of CMDS[I] (0-255), -1 when it could not be started or died
+   from a signal (reported as by ok_run_command), or OK_COMMAND_NOT_RUN:
+   once one fails, no further one is started.  Return 0, or -1 after
+   reporting one error when the commands could not be run at all.
+
+   With JOBS > 1 a forked runner process starts and waits for them, and
+   is what ok_tempfile_set_child knows: a cleanup signal reaches it, and
+   it passes the signal on to every running command and waits for them
+   before dying from it, so that none writes a file after the cleanup.  */
+int ok_run_commands (const struct ok_command *cmds, size_t n, unsigned jobs,
+		     int *status);
+
 /* Print ARGV to stderr as one line a shell would read back the same.  */
 void ok_print_argv (const char *const *argv);
 

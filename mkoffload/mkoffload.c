@@ -9,6 +9,7 @@
 #define _GNU_SOURCE 1
 #include "config.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,32 @@ mko_argv_push (struct mko_argv *a, const char *s)
     }
   a->v[a->n++] = s;
   a->v[a->n] = NULL;
+}
+
+void
+mko_add_image (struct mko_ctx *ctx, const char *path, int add_nul,
+	       uint32_t format, uint32_t arch)
+{
+  ctx->images = xrealloc (ctx->images,
+			  (ctx->num_images + 1) * sizeof *ctx->images);
+  struct mko_image *im = &ctx->images[ctx->num_images++];
+  im->path = path;
+  im->add_nul = add_nul;
+  im->format = format;
+  im->arch = arch;
+}
+
+void
+mko_note (const char *fmt, ...)
+{
+  va_list ap;
+  fflush (stdout);
+  fprintf (stderr, "%s: note: ", ok_progname ());
+  va_start (ap, fmt);
+  vfprintf (stderr, fmt, ap);
+  va_end (ap);
+  fputc ('\n', stderr);
+  fflush (stderr);
 }
 
 const char *
@@ -121,16 +148,18 @@ usage (FILE *f)
 "  -v                      print the commands run (and pass -v on)\n"
 "  --help                  display this help and exit\n"
 "  --version               output version information and exit\n"
+"%s"
 "Any other argument is passed to the accel compiler.\n"
 "\n"
 "Environment:\n"
 "  COLLECT_GCC             host driver that compiles the wrapper (required)\n"
 "  COLLECT_GCC_OPTIONS     also read for -fPIC, -fpic, -save-temps and -v\n"
 "  %-23s accel compiler to use (default %s)\n"
-"  OFFLOADKIT_PTXAS        ptxas used to verify PTX (default: from PATH;\n"
-"                          set it empty to skip verification)\n",
-	   mko_target.name, mko_target.name, mko_target.accel_cc_env,
-	   mko_target.accel_cc);
+"%s",
+	   mko_target.name, mko_target.name,
+	   mko_target.help_options ? mko_target.help_options : "",
+	   mko_target.accel_cc_env, mko_target.accel_cc,
+	   mko_target.help_env ? mko_target.help_env : "");
 }
 
 /* Options of GCC's driver whose value is the next argument: that value
@@ -214,6 +243,9 @@ parse_args (struct mko_ctx *ctx, int argc, char **argv,
 	  ok_verbose = 1;
 	  continue;
 	}
+
+      if (ctx->target->option && ctx->target->option (ctx, a))
+	continue;
 
       if (strcmp (a, "-fopenmp") == 0)
 	ctx->fopenmp = 1;

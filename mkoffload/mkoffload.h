@@ -33,9 +33,18 @@ struct mko_target
   const char *accel_cc;		/* Default accel compiler (no directory).  */
   const char *accel_cc_env;	/* Environment variable overriding it.  */
   const char *package;		/* Distribution package providing it.  */
-  /* Run the accel compiler on CTX's inputs and fill CTX's image fields.
-     Return 0, or -1 after reporting one error.  */
+  /* Run the accel compiler on CTX's inputs and add CTX's images
+     (mko_add_image).  Return 0, or -1 after reporting one error.  */
   int (*build) (struct mko_ctx *ctx);
+  /* Options mkoffload itself handles for this target (they arrive through
+     -foffload-options=TARGET=... but are not the accel compiler's): return
+     1 when ARG is one (it is then not passed on), 0 otherwise.  NULL when
+     the target has none.  A malformed value is reported by build ().  */
+  int (*option) (struct mko_ctx *ctx, const char *arg);
+  /* Lines for --help describing those options and the target's own
+     environment variables, or NULL.  */
+  const char *help_options;
+  const char *help_env;
 };
 
 /* The one target this program is built for (target-*.c).  */
@@ -57,16 +66,31 @@ struct mko_ctx
   const char *collect_gcc;	/* Host driver compiling the wrapper.  */
   const char *accel_cc;		/* Resolved accel compiler.  */
 
-  /* Filled in by the target's build ().  */
-  const char *image_path;	/* File embedded with .incbin.  */
-  /* Add a NUL byte after the file's contents (the image format wants
-     NUL-terminated pieces and the file lacks the last one).  */
-  int image_add_nul;
-  uint32_t image_format;	/* OK_IMAGE_*.  */
-  uint32_t arch;
+  /* Filled in by the target's build (): the images of the device code,
+     in the order the descriptor lists them (one struct ok_tgt_desc
+     each), and the device names of the functions and variables, which all
+     images share.  */
+  struct mko_image *images;
+  size_t num_images;
   struct mko_argv func_names;
   struct mko_argv var_names;
 };
+
+/* One image: a file embedded as it is, for one format and architecture
+   (e.g. the PTX of all architectures, or a cubin for sm_90).  */
+struct mko_image
+{
+  const char *path;		/* File embedded with .incbin.  */
+  /* Add a NUL byte after the file's contents (the image format wants
+     NUL-terminated pieces and the file lacks the last one).  */
+  int add_nul;
+  uint32_t format;		/* OK_IMAGE_*.  */
+  uint32_t arch;		/* As in struct ok_tgt_desc; 0 for PTX.  */
+};
+
+/* Append an image to CTX's list (PATH is not copied).  */
+void mko_add_image (struct mko_ctx *ctx, const char *path, int add_nul,
+		    uint32_t format, uint32_t arch);
 
 /* Name of an intermediate file: DUMPBASE.SUFFIX, kept, with -save-temps;
    otherwise a registered temporary file ending in SUFFIX.  */
@@ -76,6 +100,10 @@ const char *mko_intermediate (struct mko_ctx *ctx, const char *suffix);
    else in the directory of COLLECT_GCC, the COMPILER_PATH entries and
    PATH, in that order.  NULL when it is nowhere executable.  */
 char *mko_find_program (const char *prog);
+
+/* "mkoffload: note: MSG" on stderr, whether or not -v was given: for
+   something the user should know although the link goes on.  */
+void mko_note (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 
 /* Look for PROG in the ':'-separated directory list DIRS (an empty entry
    means the current directory, as in PATH).  NULL when absent.  */

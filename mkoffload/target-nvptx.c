@@ -1,6 +1,10 @@
 /* The nvptx-none offload target: GCC's nvptx accel compiler produces
-   linked PTX, which we check with NVIDIA's ptxas when one is installed and
-   embed as it is (the plugin JIT-links it for the device at hand).  */
+   linked PTX, which we embed as it is (the plugin JIT-links it for the
+   device at hand).  Where NVIDIA's ptxas and nvlink are installed, we also
+   compile it ahead of time into a cubin for each of a set of GPU
+   architectures (ptx-aot.c), embedded after the PTX; the plugin uses the
+   cubin of the device's architecture when there is one.  Without cubins,
+   ptxas (when installed) still checks the PTX.  */
 
 #define _GNU_SOURCE 1
 #include "config.h"
@@ -17,10 +21,12 @@
 #include "gomp-abi.h"
 #include "mkoffload.h"
 #include "offload-desc.h"
+#include "ptx-aot.h"
 #include "run-command.h"
 #include "tempfile.h"
 
 static int nvptx_build (struct mko_ctx *ctx);
+static int nvptx_option (struct mko_ctx *ctx, const char *arg);
 
 const struct mko_target mko_target = {
   .name = "nvptx-none",
@@ -29,7 +35,36 @@ const struct mko_target mko_target = {
   .accel_cc_env = "OFFLOADKIT_NVPTX_CC",
   .package = "gcc-" OK_GCC_VERSION "-offload-nvptx",
   .build = nvptx_build,
+  .option = nvptx_option,
+  .help_options =
+"  -msass=LIST             GPU architectures to build cubins for, such as\n"
+"                          sm_80,sm_90, or 'none' (give it to gcc as\n"
+"                          -foffload-options=nvptx-none=-msass=LIST); the\n"
+"                          default is those of sm_80, sm_90 and sm_100 that\n"
+"                          ptxas accepts and the PTX (-misa) allows\n",
+  .help_env =
+"  OFFLOADKIT_PTXAS        ptxas to use (default: from PATH, else\n"
+"                          $CUDA_HOME/bin, $CUDA_PATH/bin, /usr/local/cuda/bin;\n"
+"                          set it empty for PTX only, unchecked)\n"
+"  OFFLOADKIT_NVLINK       nvlink to use (default: next to ptxas)\n"
+"  OFFLOADKIT_NVPTX_SASS   as -msass=LIST, which wins over it\n"
+"  OFFLOADKIT_CACHE_DIR    cache of compiled library modules (default\n"
+"                          $XDG_CACHE_HOME/offloadkit or ~/.cache/offloadkit;\n"
+"                          set it empty to turn the cache off)\n",
 };
+
+/* The value of the last -msass= option, or NULL.  */
+static const char *sass_option;
+
+static int
+nvptx_option (struct mko_ctx *ctx, const char *arg)
+{
+  (void) ctx;
+  if (strncmp (arg, "-msass=", 7) != 0)
+    return 0;
+  sass_option = arg + 7;
+  return 1;
+}
 
 /* The accel driver must find its own tools, not the host's: drop the
    host compilation's search paths, as GCC's mkoffload does.  */
@@ -182,10 +217,9 @@ write_file (const char *path, const char *text)
    for newer GPUs.  */
 static int
 verify_with_ptxas (struct mko_ctx *ctx, const char *ptxas,
+		   const int *archs, size_t narchs,
 		   char *const *modules, size_t nmodules, const char *ptx)
 {
-  int archs[128];
-  size_t narchs = ptxas_archs (ptxas, archs, sizeof archs / sizeof *archs);
   if (!narchs)
     ok_inform ("cannot tell which architectures '%s' accepts; using its"
 	       " default", ptxas);
@@ -242,9 +276,228 @@ verify_with_ptxas (struct mko_ctx *ctx, const char *ptxas,
   return 0;
 }
 
+/* The cubin architectures asked for, from -msass= or else
+   OFFLOADKIT_NVPTX_SASS.  */
+struct sass_request
+{
+  const char *source;		/* "-msass=LIST" or "OFFLOADKIT_NVPTX_SASS=LIST",
+				   NULL for the default.  */
+  int archs[32];
+  size_t n;
+};
+
+/* Parse the request.  Return 0, or -1 after reporting one error.  */
+static int
+parse_sass_request (struct sass_request *req)
+{
+  const char *list = sass_option;
+  req->n = 0;
+  req->source = NULL;
+  if (list)
+    req->source = xasprintf ("-msass=%s", list);
+  else if ((list = getenv ("OFFLOADKIT_NVPTX_SASS")))
+    req->source = xasprintf ("OFFLOADKIT_NVPTX_SASS=%s", list);
+  else
+    return 0;
+  if (!*list || strcmp (list, "none") == 0)
+    return 0;
+
+  for (const char *p = list;;)
+    {
+      const char *comma = strchr (p, ',');
+      size_t len = comma ? (size_t) (comma - p) : strlen (p);
+      size_t digits = len > 3 ? strspn (p + 3, "0123456789") : 0;
+      if (len < 4 || len > 6 || strncmp (p, "sm_", 3) != 0
+	  || digits != len - 3 || p[3] == '0')
+	{
+	  ok_error ("%s: expected 'none' or a comma-separated list of"
+		    " architectures such as sm_80,sm_90, found '%.*s'",
+		    req->source, (int) len, p);
+	  return -1;
+	}
+      int arch = atoi (p + 3);
+      int dup = 0;
+      for (size_t i = 0; i < req->n; i++)
+	dup |= req->archs[i] == arch;
+      if (!dup)
+	{
+	  if (req->n == sizeof req->archs / sizeof *req->archs)
+	    {
+	      ok_error ("%s: too many architectures", req->source);
+	      return -1;
+	    }
+	  req->archs[req->n++] = arch;
+	}
+      if (!comma)
+	break;
+      p = comma + 1;
+    }
+  /* Ascending, as the images are listed.  */
+  for (size_t i = 1; i < req->n; i++)
+    for (size_t k = i; k > 0 && req->archs[k - 1] > req->archs[k]; k--)
+      {
+	int t = req->archs[k];
+	req->archs[k] = req->archs[k - 1];
+	req->archs[k - 1] = t;
+      }
+  return 0;
+}
+
+/* "sm_75, sm_80, ..." for messages.  */
+static char *
+arch_list (const int *archs, size_t n)
+{
+  char *s = xstrdup ("");
+  for (size_t i = 0; i < n; i++)
+    {
+      char *t = xasprintf ("%s%ssm_%d", s, i ? ", " : "", archs[i]);
+      free (s);
+      s = t;
+    }
+  return s;
+}
+
+/* Decide which cubins to build into ARCHS (at most 32): the request, each
+   checked against what PTXAS accepts (ACCEPTED, NACCEPTED; 0 when
+   unknown) and against MIN_SM, the newest .target of the modules (a cubin
+   cannot be older than its PTX); or by default those of sm_80, sm_90 and
+   sm_100 that pass both checks.  A requested architecture that fails one
+   is an error; a default one is left out.  Return the count, or -1 after
+   reporting one error.  */
+static int
+choose_archs (const struct sass_request *req, const char *ptxas,
+	      const int *accepted, size_t naccepted, int min_sm, int *archs)
+{
+  static const int defaults[] = { 80, 90, 100 };
+  size_t n = 0;
+
+  if (!req->source)
+    {
+      if (naccepted == 0)
+	{
+	  ok_inform ("cannot tell which architectures '%s' accepts: no"
+		     " cubins", ptxas);
+	  return 0;
+	}
+      for (size_t i = 0; i < sizeof defaults / sizeof *defaults; i++)
+	{
+	  int ok = 0;
+	  for (size_t k = 0; k < naccepted; k++)
+	    ok |= accepted[k] == defaults[i];
+	  if (!ok)
+	    ok_inform ("'%s' does not accept sm_%d: no cubin for it", ptxas,
+		       defaults[i]);
+	  else if (defaults[i] < min_sm)
+	    ok_inform ("the PTX targets sm_%d: no cubin for sm_%d", min_sm,
+		       defaults[i]);
+	  else
+	    archs[n++] = defaults[i];
+	}
+      return (int) n;
+    }
+
+  for (size_t i = 0; i < req->n; i++)
+    {
+      int ok = naccepted == 0;
+      for (size_t k = 0; k < naccepted; k++)
+	ok |= accepted[k] == req->archs[i];
+      if (!ok)
+	{
+	  char *list = arch_list (accepted, naccepted);
+	  ok_error ("%s: ptxas '%s' does not accept sm_%d (it accepts %s)",
+		    req->source, ptxas, req->archs[i], list);
+	  free (list);
+	  return -1;
+	}
+      if (req->archs[i] < min_sm)
+	{
+	  ok_error ("%s: the PTX targets sm_%d (-misa), which an sm_%d"
+		    " cubin cannot run; ask for sm_%d or newer",
+		    req->source, min_sm, req->archs[i], min_sm);
+	  return -1;
+	}
+      archs[n++] = req->archs[i];
+    }
+  return (int) n;
+}
+
+/* Find ptxas: OFFLOADKIT_PTXAS (set empty: none), else PATH, else the
+   usual CUDA install directories.  Store it (or NULL) in *PTXAS; return
+   0, or -1 after reporting one error.  */
+static int
+find_ptxas (char **ptxas)
+{
+  const char *env = getenv ("OFFLOADKIT_PTXAS");
+  *ptxas = NULL;
+  if (env && !*env)
+    {
+      ok_inform ("OFFLOADKIT_PTXAS is empty: PTX not verified, no cubins");
+      return 0;
+    }
+  if (env)
+    {
+      *ptxas = mko_search_path (env, getenv ("PATH"));
+      if (!*ptxas)
+	{
+	  ok_error ("ptxas '%s' (OFFLOADKIT_PTXAS) not found", env);
+	  return -1;
+	}
+      return 0;
+    }
+  *ptxas = mko_search_path ("ptxas", getenv ("PATH"));
+  static const char *const homes[] = { "CUDA_HOME", "CUDA_PATH" };
+  for (size_t i = 0; !*ptxas && i < 2; i++)
+    {
+      const char *home = getenv (homes[i]);
+      if (home && *home)
+	{
+	  char *bin = xasprintf ("%s/bin", home);
+	  *ptxas = mko_search_path ("ptxas", bin);
+	  free (bin);
+	}
+    }
+  if (!*ptxas)
+    *ptxas = mko_search_path ("ptxas", "/usr/local/cuda/bin");
+  if (!*ptxas)
+    ok_inform ("no ptxas found: PTX not verified, no cubins");
+  return 0;
+}
+
+/* Find nvlink: OFFLOADKIT_NVLINK (set empty: none), else next to PTXAS.
+   Store it (or NULL) in *NVLINK; return 0, or -1 after reporting one
+   error.  */
+static int
+find_nvlink (const char *ptxas, char **nvlink)
+{
+  const char *env = getenv ("OFFLOADKIT_NVLINK");
+  *nvlink = NULL;
+  if (env && !*env)
+    return 0;
+  if (env)
+    {
+      *nvlink = mko_search_path (env, getenv ("PATH"));
+      if (!*nvlink)
+	{
+	  ok_error ("nvlink '%s' (OFFLOADKIT_NVLINK) not found", env);
+	  return -1;
+	}
+      return 0;
+    }
+  const char *slash = strrchr (ptxas, '/');
+  char *dir = slash ? xstrndup (ptxas, slash - ptxas) : xstrdup (".");
+  *nvlink = mko_search_path ("nvlink", *dir ? dir : "/");
+  free (dir);
+  return 0;
+}
+
 static int
 nvptx_build (struct mko_ctx *ctx)
 {
+  /* A bad request is reported before the accel compiler runs.  */
+  struct sass_request req;
+  if (parse_sass_request (&req) < 0)
+    return -1;
+
   const char *ptx = mko_intermediate (ctx, ".mkoffload");
   if (run_accel_compiler (ctx, ptx) < 0)
     return -1;
@@ -273,35 +526,70 @@ nvptx_build (struct mko_ctx *ctx)
   for (size_t i = 0; i < mods.n; i++)
     collect_maps (ctx, mods.v[i]);
 
-  const char *ptxas_env = getenv ("OFFLOADKIT_PTXAS");
-  char *ptxas = NULL;
-  if (ptxas_env && !*ptxas_env)
-    ok_inform ("OFFLOADKIT_PTXAS is empty: PTX not verified");
-  else if (ptxas_env)
+  /* The PTX always comes first: any device can JIT it.  */
+  mko_add_image (ctx, ptx, text[len - 1] != '\0', OK_IMAGE_PTX, 0);
+
+  char *ptxas, *nvlink = NULL;
+  if (find_ptxas (&ptxas) < 0)
+    return -1;
+  if (!ptxas)
     {
-      ptxas = mko_search_path (ptxas_env, getenv ("PATH"));
-      if (!ptxas)
+      if (req.n)
+	ok_inform ("no ptxas: no cubins for %s", req.source);
+      return 0;
+    }
+
+  int accepted[128];
+  size_t naccepted = ptxas_archs (ptxas, accepted,
+				  sizeof accepted / sizeof *accepted);
+  int min_sm = 0;
+  for (size_t i = 0; i < mods.n; i++)
+    {
+      int sm = module_target_sm (mods.v[i]);
+      if (sm > min_sm)
+	min_sm = sm;
+    }
+  int archs[32];
+  int narchs = choose_archs (&req, ptxas, accepted, naccepted, min_sm,
+			     archs);
+  if (narchs < 0)
+    return -1;
+  if (narchs > 0)
+    {
+      if (find_nvlink (ptxas, &nvlink) < 0)
+	return -1;
+      if (!nvlink)
 	{
-	  ok_error ("ptxas '%s' (OFFLOADKIT_PTXAS) not found", ptxas_env);
-	  return -1;
+	  char *list = arch_list (archs, narchs);
+	  mko_note ("no nvlink next to '%s' (or set OFFLOADKIT_NVLINK):"
+		    " no cubins for %s, PTX only", ptxas, list);
+	  free (list);
+	  narchs = 0;
 	}
     }
-  else
+
+  if (narchs > 0)
     {
-      ptxas = mko_search_path ("ptxas", getenv ("PATH"));
-      if (!ptxas)
-	ok_inform ("no ptxas on PATH: PTX not verified");
+      /* ptxas checks every module as it compiles it.  */
+      struct mko_ptx_aot aot = {
+	.ptxas = ptxas, .nvlink = nvlink,
+	.archs = archs, .narchs = narchs,
+	.modules = (char *const *) mods.v, .nmodules = mods.n,
+	.ptx = ptx,
+      };
+      const char *cubins[32];
+      if (mko_ptx_aot (ctx, &aot, cubins) < 0)
+	return -1;
+      for (int i = 0; i < narchs; i++)
+	mko_add_image (ctx, cubins[i], 0, OK_IMAGE_CUBIN, archs[i]);
     }
-  if (ptxas && verify_with_ptxas (ctx, ptxas, (char *const *) mods.v,
-				  mods.n, ptx) < 0)
+  else if (verify_with_ptxas (ctx, ptxas, accepted, naccepted,
+			      (char *const *) mods.v, mods.n, ptx) < 0)
     return -1;
   free (ptxas);
+  free (nvlink);
   free (mods.v);
-
-  ctx->image_path = ptx;
-  ctx->image_add_nul = text[len - 1] != '\0';
-  ctx->image_format = OK_IMAGE_PTX;
-  ctx->arch = 0;
+  /* The names collect_maps took are copies.  */
   free (text);
   return 0;
 }

@@ -136,13 +136,29 @@ main (int argc, char **argv)
   OKT_CHECK (nfuncs == 2);
   OKT_CHECK (nvars == 3);
 
-  /* One PTX image whose tables name entry points and variables that the
-     PTX declares, in host-table order.  */
-  OKT_CHECK (desc->num_targets == 1 && desc->flags == 0);
+  /* First a PTX image whose tables name entry points and variables that
+     the PTX declares, in host-table order; then, when mkoffload found
+     ptxas and was asked for SASS, one cubin per architecture with the
+     same tables.  */
+  OKT_CHECK (desc->num_targets >= 1 && desc->flags == 0);
   const struct ok_tgt_desc *t = ok_desc_target (desc, reg_type, 0);
-  OKT_CHECK (t != NULL && ok_desc_target (desc, reg_type, 1) == NULL);
+  OKT_CHECK (t != NULL);
   OKT_CHECK (t->image_format == OK_IMAGE_PTX && t->arch == 0
 	     && t->flags == 0);
+  for (uint32_t i = 1; i < desc->num_targets; i++)
+    {
+      const struct ok_tgt_desc *c = ok_desc_target (desc, reg_type, i);
+      OKT_CHECK (c != NULL && c->image_format == OK_IMAGE_CUBIN
+		 && c->arch >= 30 && c->flags == 0);
+      /* An ELF64 file for EM_CUDA (190).  */
+      OKT_CHECK (c->image_end - c->image_start > 64
+		 && memcmp (c->image_start, "\177ELF\2", 5) == 0
+		 && c->image_start[18] == 190 && c->image_start[19] == 0);
+      OKT_CHECK (c->num_funcs == t->num_funcs && c->num_vars == t->num_vars
+		 && c->func_names == t->func_names
+		 && c->var_names == t->var_names);
+    }
+  OKT_CHECK (ok_desc_target (desc, reg_type, desc->num_targets) == NULL);
   OKT_CHECK (t->image_end > t->image_start && t->image_end[-1] == '\0');
   OKT_CHECK (strstr ((const char *) t->image_start, ".version") != NULL);
   OKT_CHECK (t->num_funcs == nfuncs && t->num_vars == nvars);

@@ -1,0 +1,35 @@
+/* Ahead-of-time compilation of the nvptx image: the PTX modules of one
+   link, compiled by NVIDIA's ptxas and linked by nvlink into one
+   executable cubin (CUDA ELF) per GPU architecture, so that a device of
+   that architecture needs no JIT compilation at load time.  */
+
+#ifndef OFFLOADKIT_PTX_AOT_H
+#define OFFLOADKIT_PTX_AOT_H
+
+#include <stddef.h>
+
+#include "mkoffload.h"
+
+struct mko_ptx_aot
+{
+  const char *ptxas;		/* Tools to run (paths).  */
+  const char *nvlink;
+  const int *archs;		/* sm_NN numbers, NARCHS of them.  */
+  size_t narchs;
+  char *const *modules;		/* NUL-terminated PTX texts.  */
+  size_t nmodules;
+  const char *ptx;		/* The file they come from (messages).  */
+};
+
+/* Compile AOT's modules for each of its architectures, running the ptxas
+   jobs concurrently (one per online CPU), and store the name of the
+   linked cubin for AOT->archs[I] in CUBINS[I].  Library modules (those
+   without this link's "//:" map lines) are taken from, or stored in, a
+   cache directory ($OFFLOADKIT_CACHE_DIR, else $XDG_CACHE_HOME/offloadkit,
+   else ~/.cache/offloadkit; OFFLOADKIT_CACHE_DIR set empty turns it off).
+   Return 0, or -1 after reporting one error (ptxas' or nvlink's own
+   messages come before it).  */
+int mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
+		 const char **cubins);
+
+#endif /* OFFLOADKIT_PTX_AOT_H */
