@@ -17,51 +17,83 @@
 #
 # Usage: check-libgomp.sh --srcdir DIR --objdir DIR --topbuild DIR
 #          [--jobs N] [--timeout S] [--tarball FILE] [--filter REGEX]
-#          [--keep]
+#          [--keep] [--device]
+#
+# Split mode, to compile here and run on another machine (a GPU machine
+# without GCC: doc/gpu-runs.md):
+#   check-libgomp.sh --compile-only KIT [--device] [the options above]
+#       plans and compiles both pipelines into KIT (binaries, KIT/manifest
+#       listing the job directories, KIT/plan-info); runs nothing.
+#   check-libgomp.sh --run-only KIT [--results DIR] [--jobs N]
+#       [--timeout S] [--base-libdir DIR] [--ours-libdir DIR]
+#       [--emulate N] [--known FILE] [--tclsh PROG] [--deadline T]
+#       runs KIT's binaries (only sh, coreutils, awk, xargs and tclsh for
+#       dg-output needed) and writes the same report, results.tsv and
+#       check-libgomp.sum under DIR (default KIT/results).  Baseline
+#       binaries run with --base-libdir first on LD_LIBRARY_PATH (Debian's
+#       libgomp and plugin), ours with --ours-libdir (our plugin) then
+#       --base-libdir; neither gets OFFLOADKIT_EMULATE unless --emulate N
+#       is given (ours only).  Expected failures come from --known FILE
+#       (default: check-libgomp.known with --emulate, none without).
+#       Jobs that would start after T (seconds since the epoch) are
+#       reported NOT-RUN (and the status is 1), to fit a time limit.
+# --device plans as on a machine with an offload device: offload_device and
+#   offload_device_nonshared_as are true for both pipelines, so there are
+#   no DEVICE-ONLY tests.
 # (internal: check-libgomp.sh --job JOBDIR, with the settings exported)
 
 set -u
 
 # ------------------------------------------------------------ one test
 
-# Compile and run one pipeline of the job in the current directory.
-# $1: base|ours.  Prints the status word: PASS, FAIL:compile, FAIL:run,
-# FAIL:output, FAIL:timeout.
-run_pipeline () {
+# Compile pipeline $1 (base|ours) of the job in the current directory into
+# $1/a.out, log in $1/compile.log.  Returns 0 when it built.
+compile_pipeline () {
   which=$1
-  mkdir -p "$which" && cd "$which" || { echo FAIL:setup; return; }
+  mkdir -p "$which" || return 1
   # shellcheck disable=SC2086 # word splitting of option lists is intended
   set -f
   if [ "$which" = base ]; then
-    env PATH="$CLG_NOPTXAS_PATH" timeout -k 5 "$CLG_COMPILE_TIMEOUT" \
+    ( cd "$which" && env PATH="$CLG_NOPTXAS_PATH" \
+      timeout -k 5 "$CLG_COMPILE_TIMEOUT" \
       $DRIVER -fopenmp -foffload=nvptx-none $CLG_INCLUDE $OPTS $SRCS $LIBS \
-      -o a.out > compile.log 2>&1 < /dev/null
+      -o a.out > compile.log 2>&1 < /dev/null )
   else
-    timeout -k 5 "$CLG_COMPILE_TIMEOUT" \
+    ( cd "$which" && timeout -k 5 "$CLG_COMPILE_TIMEOUT" \
       $DRIVER -fopenmp -foffload=nvptx-none -B"$CLG_STAGE" $CLG_INCLUDE \
-      $OPTS $SRCS $LIBS -o a.out > compile.log 2>&1 < /dev/null
+      $OPTS $SRCS $LIBS -o a.out > compile.log 2>&1 < /dev/null )
   fi
   crc=$?
   set +f
-  if [ $crc -ne 0 ] || [ ! -x a.out ]; then
-    cd ..; echo FAIL:compile; return
-  fi
+  [ $crc -eq 0 ] && [ -x "$which/a.out" ]
+}
 
+# Run EXE ($2) as pipeline $1 (base|ours) in directory $1 (created) of the
+# current directory, with the job's environment; $3 is the job's
+# directory (for output.re).  Prints the status word: PASS, FAIL:run,
+# FAIL:output, FAIL:timeout.
+exec_pipeline () {
+  which=$1 exe=$2 jd=$3
+  mkdir -p "$which" && cd "$which" || { echo FAIL:setup; return; }
+  set -f
   if [ "$which" = base ]; then
-    set -f
     env -u OFFLOADKIT_EMULATE -u OMP_TARGET_OFFLOAD \
       LD_LIBRARY_PATH="$CLG_BASE_LD_PATH" $ENVS \
-      timeout -k 5 "$CLG_TIMEOUT" ./a.out > run.log 2>&1 < /dev/null
+      timeout -k 5 "$CLG_TIMEOUT" "$exe" > run.log 2>&1 < /dev/null
     rrc=$?
-    set +f
-  else
-    set -f
+  elif [ -n "$CLG_OURS_EMULATE" ]; then
     env -u OMP_TARGET_OFFLOAD \
-      LD_LIBRARY_PATH="$CLG_OURS_LD_PATH" OFFLOADKIT_EMULATE=1 $ENVS \
-      timeout -k 5 "$CLG_TIMEOUT" ./a.out > run.log 2>&1 < /dev/null
+      LD_LIBRARY_PATH="$CLG_OURS_LD_PATH" \
+      OFFLOADKIT_EMULATE="$CLG_OURS_EMULATE" $ENVS \
+      timeout -k 5 "$CLG_TIMEOUT" "$exe" > run.log 2>&1 < /dev/null
     rrc=$?
-    set +f
+  else
+    env -u OFFLOADKIT_EMULATE -u OMP_TARGET_OFFLOAD \
+      LD_LIBRARY_PATH="$CLG_OURS_LD_PATH" $ENVS \
+      timeout -k 5 "$CLG_TIMEOUT" "$exe" > run.log 2>&1 < /dev/null
+    rrc=$?
   fi
+  set +f
   echo "exit status $rrc" >> run.log
   cd ..
   if [ $rrc -eq 124 ] || [ $rrc -eq 137 ]; then
@@ -73,11 +105,30 @@ run_pipeline () {
   else
     [ $rrc -eq 0 ] || { echo FAIL:run; return; }
   fi
-  if [ -f output.re ]; then
-    tclsh "$CLG_TCL" match output.re "$which/run.log" \
+  if [ -f "$jd/output.re" ]; then
+    $CLG_TCLSH "$CLG_TCL" match "$jd/output.re" "$which/run.log" \
       || { echo FAIL:output; return; }
   fi
   echo PASS
+}
+
+# Compile and run one pipeline of the job in the current directory.
+# $1: base|ours.  Prints the status word: PASS, FAIL:compile, FAIL:run,
+# FAIL:output, FAIL:timeout.
+run_pipeline () {
+  compile_pipeline "$1" || { echo FAIL:compile; return; }
+  exec_pipeline "$1" "$(pwd)/$1/a.out" "$(pwd)"
+}
+
+# Write the job's result line; $1 its directory for results.
+finish_job () {
+  # An expected failure that fails is not a pass, and not a regression.
+  if [ "$XFAIL" = 1 ]; then
+    case $base in FAIL:*) base="XFAIL($base)";; esac
+    case $ours in FAIL:*) ours="XFAIL($ours)";; esac
+  fi
+  printf '%s\t%s\t%s\n' "$base" "$ours" "$ID" > "$1/result"
+  printf '%-14s %-14s %s\n' "$base" "$ours" "$ID"
 }
 
 run_job () {
@@ -94,13 +145,7 @@ run_job () {
     base=$(run_pipeline base)
     ours=$(run_pipeline ours)
   fi
-  # An expected failure that fails is not a pass, and not a regression.
-  if [ "$XFAIL" = 1 ]; then
-    case $base in FAIL:*) base="XFAIL($base)";; esac
-    case $ours in FAIL:*) ours="XFAIL($ours)";; esac
-  fi
-  printf '%s\t%s\t%s\n' "$base" "$ours" "$ID" > result
-  printf '%-14s %-14s %s\n' "$base" "$ours" "$ID"
+  finish_job .
   # Keep the logs of failures only.
   if [ "${CLG_KEEP:-0}" != 1 ]; then
     for w in base ours; do
@@ -111,13 +156,139 @@ run_job () {
   exit 0
 }
 
-if [ "${1:-}" = --job ]; then
-  run_job "$2"
-fi
+# --compile-only: build the job's binaries where they are; each pipeline
+# directory gets a status file (BUILT or FAIL:compile); compile logs are
+# kept for failures only.
+compile_job () {
+  cd "$1" || exit 2
+  . ./job.sh
+  line=
+  for w in base ours; do
+    if [ -n "$UNSUPPORTED" ] || { [ $w = base ] && [ "$BASE_SKIP" = 1 ]; }; then
+      st=-
+    elif compile_pipeline $w; then
+      st=BUILT
+      rm -f "$w/compile.log"
+    else
+      st=FAIL:compile
+      rm -f "$w/a.out"
+    fi
+    [ -d $w ] && { echo "$st" > $w/status; rm -f "$w"/*.o; }
+    line="$line$(printf '%-14s ' "$st")"
+  done
+  echo "$line$ID"
+  exit 0
+}
+
+# --run-only: run the binaries of kit job $1 (a directory name relative
+# to $CLG_KIT/jobs); results under $CLG_RESULTS/jobs/$1.
+run_kit_job () {
+  jd=$CLG_KIT/jobs/$1
+  rd=$CLG_RESULTS/jobs/$1
+  mkdir -p "$rd" && cd "$rd" || exit 2
+  . "$jd/job.sh"
+  # Past the --deadline, jobs are only recorded as not run.
+  if [ -n "$CLG_DEADLINE" ] && [ "$(date +%s)" -ge "$CLG_DEADLINE" ]; then
+    base=NOT-RUN ours=NOT-RUN XFAIL=0
+    finish_job .
+    exit 0
+  fi
+  kit_pipeline () {
+    st=$(cat "$jd/$1/status" 2>/dev/null || echo FAIL:missing)
+    case $st in
+      BUILT) exec_pipeline "$1" "$jd/$1/a.out" "$jd";;
+      *) echo "$st";;
+    esac
+  }
+  if [ -n "$UNSUPPORTED" ]; then
+    base=UNSUPPORTED ours=UNSUPPORTED
+  elif [ "$BASE_SKIP" = 1 ]; then
+    base=DEVICE-ONLY
+    ours=$(kit_pipeline ours)
+  else
+    base=$(kit_pipeline base)
+    ours=$(kit_pipeline ours)
+  fi
+  finish_job .
+  [ "$base$ours" = PASSPASS ] && rm -rf base ours
+  exit 0
+}
+
+case ${1:-} in
+  --job) run_job "$2";;
+  --compile-job) compile_job "$2";;
+  --run-kit-job) run_kit_job "$2";;
+esac
+
+# ------------------------------------------------------------ summary
+
+# Report on the result lines in $1 (TSV: baseline, ours, test); write the
+# DejaGnu summary to $2; $3 lists known limits; $4 is the number of
+# instances planned, $5 the seconds taken, $6 1 to also list the tests
+# that fail in both pipelines.  Exit status as the script's.
+summarize () {
+  awk -F '\t' -v total="$4" -v secs="$5" -v sum="$2" -v listboth="$6" '
+  FILENAME != ARGV[2] {
+    if ($0 !~ /^#/ && NF >= 2) known[$1] = $2
+    next
+  }
+  { n++ }
+  $1 == "UNSUPPORTED" { uns++; next }
+  $1 == "NOT-RUN" { notrun++; next }
+  $1 == "DEVICE-ONLY" {
+    dev++
+    if ($2 == "PASS") devp++; else devf[++ndf] = $3 " (" $2 ")"
+    next
+  }
+  { run++ }
+  $1 == "PASS" { bp++ }
+  $2 == "PASS" { op++ }
+  $1 == "PASS" && $2 != "PASS" {
+    if ($3 in known) { xf[++nxf] = $3 " (" $2 "): " known[$3]; next }
+    reg[++nr] = $3 " (" $2 ")"
+  }
+  $1 != "PASS" && $2 == "PASS" { better[++nb] = $3 " (baseline " $1 ")" }
+  $2 == "PASS" && ($3 in known) { xp[++nxp] = $3 }
+  $1 != "PASS" && $2 != "PASS" { both[++nboth] = $3 " (baseline " $1 ", ours " $2 ")" }
+  END {
+    printf "\t\t=== check-libgomp Summary ===\n\n" > sum
+    printf "# of expected passes\t\t%d\n", op + devp > sum
+    printf "# of unexpected failures\t%d\n", nr + (total - n) > sum
+    printf "# of unexpected successes\t%d\n", nxp > sum
+    printf "# of expected failures\t\t%d\n", nxf > sum
+    printf "# of untested testcases\t\t%d\n", nboth + uns + ndf + notrun > sum
+    close (sum)
+    if (n != total) printf "check-libgomp: warning: %d of %d results missing\n", total - n, total
+    printf "\ncheck-libgomp: tests that pass in the baseline but not with ours:\n"
+    for (i = 1; i <= nr; i++) printf "  %s\n", reg[i]
+    if (nr == 0) printf "  (none)\n"
+    printf "check-libgomp: known limits of the emulated device (check-libgomp.known):\n"
+    for (i = 1; i <= nxf; i++) printf "  %s\n", xf[i]
+    if (nxf == 0) printf "  (none)\n"
+    for (i = 1; i <= nxp; i++) printf "check-libgomp: %s passes now: take it off check-libgomp.known\n", xp[i]
+    printf "check-libgomp: tests that pass with ours but not in the baseline:\n"
+    for (i = 1; i <= nb; i++) printf "  %s\n", better[i]
+    if (nb == 0) printf "  (none)\n"
+    if (listboth) {
+      printf "check-libgomp: tests that fail in both:\n"
+      for (i = 1; i <= nboth; i++) printf "  %s\n", both[i]
+      if (nboth == 0) printf "  (none)\n"
+    }
+    printf "check-libgomp: device-only tests (need a device with separate memory; ours only, not counted above) that fail with ours:\n"
+    for (i = 1; i <= ndf; i++) printf "  %s\n", devf[i]
+    if (ndf == 0) printf "  (none)\n"
+    printf "\ncheck-libgomp: device-only tests: %d run with ours, %d passed\n", dev, devp
+    printf "check-libgomp: %d tests (%d run on both, %d device-only, %d unsupported): baseline passed %d, ours passed %d, regressions %d, known limits %d (%d s)\n", n, run, dev, uns, bp, op, nr, nxf, secs
+    if (notrun) printf "check-libgomp: %d tests NOT RUN: the --deadline passed\n", notrun
+    exit (nr > 0 || nxp > 0 || n != total || notrun) ? 1 : 0
+  }' "$3" "$1"
+}
 
 # ------------------------------------------------------------ driver
 
-srcdir= objdir= topbuild= jobs=2 timeout=60 filter= keep=0
+srcdir= objdir= topbuild= jobs=2 timeout=60 filter= keep=0 device=0
+compile_only= run_only= results= base_libdir= ours_libdir= emulate= known=
+tclsh_prog=tclsh deadline=
 tarball=/usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz
 while [ $# -gt 0 ]; do
   case $1 in
@@ -129,17 +300,82 @@ while [ $# -gt 0 ]; do
     --tarball) tarball=$2; shift 2;;
     --filter) filter=$2; shift 2;;
     --keep) keep=1; shift;;
+    --device) device=1; shift;;
+    --compile-only) compile_only=$2; shift 2;;
+    --run-only) run_only=$2; shift 2;;
+    --results) results=$2; shift 2;;
+    --base-libdir) base_libdir=$2; shift 2;;
+    --ours-libdir) ours_libdir=$2; shift 2;;
+    --emulate) emulate=$2; shift 2;;
+    --known) known=$2; shift 2;;
+    --tclsh) tclsh_prog=$2; shift 2;;
+    --deadline) deadline=$2; shift 2;;
     *) echo "check-libgomp: unknown argument '$1'" >&2; exit 2;;
   esac
 done
-[ -n "$srcdir" ] || srcdir=$(dirname "$0")
-[ -n "$objdir" ] || objdir=$(pwd)
-[ -n "$topbuild" ] || topbuild=$(cd "$objdir/.." && pwd)
-srcdir=$(cd "$srcdir" && pwd) || exit 2
-objdir=$(cd "$objdir" && pwd) || exit 2
-topbuild=$(cd "$topbuild" && pwd) || exit 2
 
 die () { echo "check-libgomp: error: $*" >&2; exit 2; }
+
+[ -n "$srcdir" ] || srcdir=$(dirname "$0")
+srcdir=$(cd "$srcdir" && pwd) || exit 2
+
+# ------------------------------------------------------------ --run-only
+
+if [ -n "$run_only" ]; then
+  kit=$(cd "$run_only" 2>/dev/null && pwd) || die "no kit directory '$run_only'"
+  [ -f "$kit/manifest" ] || die "$kit/manifest missing: make the kit with --compile-only"
+  [ -n "$results" ] || results=$kit/results
+  # Only a directory of earlier results (or none) is replaced.
+  if [ -d "$results" ] && [ -n "$(ls -A "$results")" ] \
+     && [ ! -d "$results/jobs" ]; then
+    die "$results exists and holds no earlier results: not replacing it"
+  fi
+  rm -rf "$results" && mkdir -p "$results/jobs" \
+    && results=$(cd "$results" && pwd) || die "cannot create $results"
+  if [ -z "$known" ]; then
+    if [ -n "$emulate" ]; then known=$srcdir/check-libgomp.known
+    else known=$results/no-known-limits; : > "$known"; fi
+  fi
+  [ -f "$known" ] || die "no file '$known' (--known)"
+  if [ -n "$(find "$kit/jobs" -name output.re | head -n 1)" ]; then
+    command -v "$tclsh_prog" > /dev/null \
+      || die "'$tclsh_prog' not found: tclsh is needed to match dg-output (give --tclsh PROG)"
+  fi
+  for d in "$base_libdir" "$ours_libdir"; do
+    [ -z "$d" ] || [ -d "$d" ] || die "no directory '$d'"
+  done
+  [ -z "$ours_libdir" ] || [ -f "$ours_libdir/libgomp-plugin-nvptx.so.1" ] \
+    || die "no libgomp-plugin-nvptx.so.1 in '$ours_libdir'"
+  CLG_KIT=$kit CLG_RESULTS=$results CLG_TIMEOUT=$timeout
+  CLG_BASE_LD_PATH=$base_libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  CLG_OURS_LD_PATH=$ours_libdir${base_libdir:+:$base_libdir}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  CLG_OURS_EMULATE=$emulate CLG_TCL=$srcdir/check-libgomp.tcl
+  CLG_TCLSH=$tclsh_prog CLG_DEADLINE=$deadline
+  export CLG_KIT CLG_RESULTS CLG_TIMEOUT CLG_BASE_LD_PATH CLG_OURS_LD_PATH \
+    CLG_OURS_EMULATE CLG_TCL CLG_TCLSH CLG_DEADLINE
+  total=$(wc -l < "$kit/manifest")
+  sed 's/^/check-libgomp: kit: /' "$kit/plan-info" 2>/dev/null
+  echo "check-libgomp: running $total test instances of $kit, $jobs parallel jobs, ${timeout}s run timeout"
+  echo "check-libgomp: baseline LD_LIBRARY_PATH=$CLG_BASE_LD_PATH"
+  echo "check-libgomp: ours LD_LIBRARY_PATH=$CLG_OURS_LD_PATH${emulate:+ OFFLOADKIT_EMULATE=$emulate}"
+  printf '%-14s %-14s %s\n' BASELINE OURS TEST
+  start=$(date +%s)
+  xargs -P "$jobs" -n 1 sh "$0" --run-kit-job < "$kit/manifest"
+  end=$(date +%s)
+  cat "$results"/jobs/*/result > "$results/results.tsv" 2>/dev/null
+  summarize "$results/results.tsv" "$results/check-libgomp.sum" "$known" \
+    "$total" $((end - start)) 1
+  status=$?
+  echo "check-libgomp: results in $results/results.tsv; logs of failures under $results/jobs"
+  exit $status
+fi
+
+# ------------------------------------------------------------ plan, compile
+
+[ -n "$objdir" ] || objdir=$(pwd)
+[ -n "$topbuild" ] || topbuild=$(cd "$objdir/.." && pwd)
+objdir=$(cd "$objdir" && pwd) || exit 2
+topbuild=$(cd "$topbuild" && pwd) || exit 2
 
 if [ ! -f "$tarball" ]; then
   die "$tarball not found: install Debian's gcc-12-source package (the tests are taken from it at test time), or give --tarball FILE"
@@ -152,7 +388,8 @@ plugindir=$topbuild/libgomp-plugin/.libs
 [ -f "$plugindir/libgomp-plugin-nvptx.so.1" ] \
   || die "$plugindir/libgomp-plugin-nvptx.so.1 missing: run 'make' first"
 
-work=$objdir/tmp/check-libgomp
+# --compile-only works apart, so that it never disturbs a full run.
+work=$objdir/tmp/check-libgomp${compile_only:+-compile}
 rm -rf "$work" && mkdir -p "$work/src" "$work/jobs" || die "cannot create $work"
 
 echo "check-libgomp: extracting libgomp/testsuite from $tarball"
@@ -185,8 +422,28 @@ check-libgomp: selection rule: a file of libgomp.c, libgomp.c++,
   (DEVICE-ONLY, with those true) and are reported separately.
 EOF
 
-tclsh "$srcdir/check-libgomp.tcl" plan "$root" "$work/jobs" "$filter" \
-  > "$work/joblist" || die "planning failed"
+if [ $device = 1 ]; then
+  echo "check-libgomp: --device: selectors as on a machine with an offload device"
+  echo "  (offload_device and offload_device_nonshared_as true for both pipelines;"
+  echo "  no device-only tests)."
+  planmode=device
+else
+  planmode=
+fi
+if [ -n "$compile_only" ]; then
+  mkdir -p "$compile_only" && kit=$(cd "$compile_only" && pwd) \
+    || die "cannot create $compile_only"
+  if [ -d "$kit/jobs" ] && [ ! -f "$kit/manifest" ]; then
+    die "$kit/jobs exists but is no kit of this script: not replacing it"
+  fi
+  rm -rf "$kit/jobs" "$kit/results" "$kit/manifest" && mkdir -p "$kit/jobs" \
+    || die "cannot create $kit/jobs"
+  jobroot=$kit/jobs
+else
+  jobroot=$work/jobs
+fi
+tclsh "$srcdir/check-libgomp.tcl" plan "$root" "$jobroot" "$filter" \
+  $planmode > "$work/joblist" || die "planning failed"
 
 # PATH for GCC's own pipeline: drop directories that provide a ptxas.
 noptxas=
@@ -213,10 +470,45 @@ CLG_TIMEOUT=$timeout
 CLG_COMPILE_TIMEOUT=$((timeout * 3))
 CLG_TCL=$srcdir/check-libgomp.tcl
 CLG_KEEP=$keep
+CLG_OURS_EMULATE=1
+CLG_TCLSH=tclsh
+# The comparison runs ours on an emulated device, which never uses
+# cubins; building them (3 architectures at ptxas -O3: minutes and 7 GB
+# for the largest tests) would only slow it down.  A kit for a GPU
+# (--compile-only) keeps mkoffload's default unless the caller sets one.
+if [ -z "$compile_only" ] && [ -z "${OFFLOADKIT_NVPTX_SASS+set}" ]; then
+  OFFLOADKIT_NVPTX_SASS=none
+  export OFFLOADKIT_NVPTX_SASS
+fi
 export CLG_NOPTXAS_PATH CLG_BASE_LD_PATH CLG_OURS_LD_PATH CLG_STAGE \
-  CLG_TIMEOUT CLG_COMPILE_TIMEOUT CLG_TCL CLG_KEEP
+  CLG_TIMEOUT CLG_COMPILE_TIMEOUT CLG_TCL CLG_KEEP CLG_OURS_EMULATE \
+  CLG_TCLSH
 
 total=$(wc -l < "$work/joblist")
+
+if [ -n "$compile_only" ]; then
+  echo "check-libgomp: compiling $total test instances into $kit, $jobs parallel jobs"
+  printf '%-14s %-14s %s\n' BASELINE OURS TEST
+  start=$(date +%s)
+  xargs -P "$jobs" -n 1 sh "$0" --compile-job < "$work/joblist"
+  end=$(date +%s)
+  # The manifest names the job directories relative to KIT/jobs, so that
+  # the kit can be moved.
+  sed 's|.*/||' "$work/joblist" > "$kit/manifest"
+  {
+    echo "compiled $(date -u '+%Y-%m-%d %H:%M UTC') on $(uname -n) in $((end - start)) s"
+    echo "gcc $(gcc -dumpfullversion 2>/dev/null)"
+    echo "plan: $([ $device = 1 ] && echo 'device (offload_device* true for both)' || echo 'host-fallback baseline, device-only tests for ours')${filter:+, filter $filter}"
+    echo "OFFLOADKIT_NVPTX_SASS ${OFFLOADKIT_NVPTX_SASS-(unset: mkoffload default)}"
+    echo "instances $total"
+  } > "$kit/plan-info"
+  built=$(cat "$kit"/jobs/*/*/status 2>/dev/null | grep -c '^BUILT$')
+  cfail=$(cat "$kit"/jobs/*/*/status 2>/dev/null | grep -c '^FAIL:compile$')
+  echo "check-libgomp: $total instances compiled into $kit: $built binaries, $cfail compile failures ($((end - start)) s)"
+  rm -rf "$work/src"
+  exit 0
+fi
+
 echo "check-libgomp: $total test instances, $jobs parallel jobs, ${timeout}s run timeout"
 printf '%-14s %-14s %s\n' BASELINE OURS TEST
 start=$(date +%s)
@@ -228,55 +520,8 @@ end=$(date +%s)
 cat "$work"/jobs/*/result > "$work/results.tsv" 2>/dev/null
 # Results also go to OBJDIR/check-libgomp.sum in DejaGnu's format, which
 # CI adds up with the other .sum files.
-awk -F '\t' -v total="$total" -v secs=$((end - start)) \
-    -v sum="$objdir/check-libgomp.sum" '
-  FILENAME != ARGV[2] {
-    if ($0 !~ /^#/ && NF >= 2) known[$1] = $2
-    next
-  }
-  { n++ }
-  $1 == "UNSUPPORTED" { uns++; next }
-  $1 == "DEVICE-ONLY" {
-    dev++
-    if ($2 == "PASS") devp++; else devf[++ndf] = $3 " (" $2 ")"
-    next
-  }
-  { run++ }
-  $1 == "PASS" { bp++ }
-  $2 == "PASS" { op++ }
-  $1 == "PASS" && $2 != "PASS" {
-    if ($3 in known) { xf[++nxf] = $3 " (" $2 "): " known[$3]; next }
-    reg[++nr] = $3 " (" $2 ")"
-  }
-  $1 != "PASS" && $2 == "PASS" { better[++nb] = $3 " (baseline " $1 ")" }
-  $2 == "PASS" && ($3 in known) { xp[++nxp] = $3 }
-  $1 != "PASS" && $2 != "PASS" { both[++nboth] = $3 }
-  END {
-    printf "\t\t=== check-libgomp Summary ===\n\n" > sum
-    printf "# of expected passes\t\t%d\n", op + devp > sum
-    printf "# of unexpected failures\t%d\n", nr + (total - n) > sum
-    printf "# of unexpected successes\t%d\n", nxp > sum
-    printf "# of expected failures\t\t%d\n", nxf > sum
-    printf "# of untested testcases\t\t%d\n", nboth + uns + ndf > sum
-    close (sum)
-    if (n != total) printf "check-libgomp: warning: %d of %d results missing\n", total - n, total
-    printf "\ncheck-libgomp: tests that pass in the baseline but not with ours:\n"
-    for (i = 1; i <= nr; i++) printf "  %s\n", reg[i]
-    if (nr == 0) printf "  (none)\n"
-    printf "check-libgomp: known limits of the emulated device (check-libgomp.known):\n"
-    for (i = 1; i <= nxf; i++) printf "  %s\n", xf[i]
-    if (nxf == 0) printf "  (none)\n"
-    for (i = 1; i <= nxp; i++) printf "check-libgomp: %s passes now: take it off check-libgomp.known\n", xp[i]
-    printf "check-libgomp: tests that pass with ours but not in the baseline:\n"
-    for (i = 1; i <= nb; i++) printf "  %s\n", better[i]
-    if (nb == 0) printf "  (none)\n"
-    printf "check-libgomp: device-only tests (need a device with separate memory; ours only, not counted above) that fail with ours:\n"
-    for (i = 1; i <= ndf; i++) printf "  %s\n", devf[i]
-    if (ndf == 0) printf "  (none)\n"
-    printf "\ncheck-libgomp: device-only tests: %d run with ours, %d passed\n", dev, devp
-    printf "check-libgomp: %d tests (%d run on both, %d device-only, %d unsupported): baseline passed %d, ours passed %d, regressions %d, known limits %d (%d s)\n", n, run, dev, uns, bp, op, nr, nxf, secs
-    exit (nr > 0 || nxp > 0 || n != total) ? 1 : 0
-  }' "$srcdir/check-libgomp.known" "$work/results.tsv"
+summarize "$work/results.tsv" "$objdir/check-libgomp.sum" \
+  "$srcdir/check-libgomp.known" "$total" $((end - start)) 0
 status=$?
 echo "check-libgomp: results in $work/results.tsv; logs of failures under $work/jobs"
 rm -rf "$work/src"

@@ -1,11 +1,13 @@
 # Planner and output matcher for check-libgomp.sh (run with tclsh).
 #
-#   tclsh check-libgomp.tcl plan SRCROOT JOBDIR [FILTER]
+#   tclsh check-libgomp.tcl plan SRCROOT JOBDIR [FILTER [device]]
 #       Select GCC 12's libgomp offloading run tests under SRCROOT (the
 #       extracted libgomp/testsuite), read their dg directives and write
 #       one job directory per test instance under JOBDIR, each holding
 #       job.sh (shell assignments read by check-libgomp.sh) and, for
 #       dg-output, output.re.  Prints the job directories, one a line.
+#       With "device", selectors describe a machine with an offload
+#       device (see below).
 #   tclsh check-libgomp.tcl match RE_FILE OUTPUT_FILE
 #       Exit 0 iff the Tcl regular expression in RE_FILE matches the text
 #       of OUTPUT_FILE (dg-output semantics).
@@ -27,7 +29,9 @@
 # Selectors (target/xfail/skip lists, dg-require-effective-target) are
 # evaluated once, identically for both pipelines, describing the baseline
 # machine: GCC 12 configured for nvptx offloading but no offload device, so
-# offload_device* are false and offload_target_nvptx is true.
+# offload_device* are false and offload_target_nvptx is true.  In device
+# mode (a GPU machine, both pipelines running on it) offload_device and
+# offload_device_nonshared_as are true for both, and no test is device-only.
 
 # -------------------------------------------------------------- selectors
 
@@ -320,7 +324,8 @@ proc plan { root jobdir filter } {
 	    # on the baseline; run them with ours only, as a separate report,
 	    # with offload_device and offload_device_nonshared_as true.
 	    set base_skip 0
-	    if { $unsupported ne "" && [regexp {offload_device} $dirs_] } {
+	    if { !$::device_mode && $unsupported ne ""
+		 && [regexp {offload_device} $dirs_] } {
 		set ::device_mode 1
 		set u2 [plan_unsupported $dirs_ $lang]
 		set ::device_mode 0
@@ -377,6 +382,7 @@ catch {
 
 switch -- [lindex $argv 0] {
     plan {
+	if { [lindex $argv 4] eq "device" } { set device_mode 1 }
 	plan [file normalize [lindex $argv 1]] [lindex $argv 2] [lindex $argv 3]
     }
     match {
@@ -390,7 +396,7 @@ switch -- [lindex $argv 0] {
 	exit [expr { [regexp -- $re $text] ? 0 : 1 }]
     }
     default {
-	puts stderr "usage: tclsh check-libgomp.tcl plan SRCROOT JOBDIR \[FILTER\] | match RE_FILE OUTPUT_FILE"
+	puts stderr "usage: tclsh check-libgomp.tcl plan SRCROOT JOBDIR \[FILTER \[device\]\] | match RE_FILE OUTPUT_FILE"
 	exit 2
     }
 }

@@ -25,11 +25,15 @@
       }									\
   } while (0)
 
-/* Number of emulated devices the harness set up (0 when none).  */
+/* Number of devices the harness set up: OFFLOADKIT_TEST_DEVICES when set
+   (runs on real GPUs, alone or with emulated devices: bench/gpu-kit.sh),
+   else the number of emulated devices (0 when none).  */
 static inline int
 okt_expected_devices (void)
 {
-  const char *s = getenv ("OFFLOADKIT_EMULATE");
+  const char *s = getenv ("OFFLOADKIT_TEST_DEVICES");
+  if (!s || !*s)
+    s = getenv ("OFFLOADKIT_EMULATE");
   return s ? atoi (s) : 0;
 }
 
@@ -54,7 +58,8 @@ okt_require_devices (void)
   int n = okt_expected_devices ();
   if (omp_get_num_devices () != n)
     {
-      fprintf (stderr, "expected %d devices (OFFLOADKIT_EMULATE), "
+      fprintf (stderr, "expected %d devices (OFFLOADKIT_TEST_DEVICES or "
+	       "OFFLOADKIT_EMULATE), "
 	       "libgomp reports %d\n", n, omp_get_num_devices ());
       abort ();
     }
