@@ -21,7 +21,8 @@
 
 /* "OKIT" in memory order on a little-endian host.  */
 #define OK_DESC_MAGIC 0x54494b4fu
-#define OK_DESC_VERSION 1u
+/* 2: struct ok_tgt_desc gained kernel_info.  */
+#define OK_DESC_VERSION 2u
 /* Low half of the GOMP version word for images built by offloadkit.  GCC 12
    uses 1 (nvptx) and 2 (gcn); GCC's plugins refuse anything above theirs,
    and ours tell the formats apart by it.  */
@@ -42,6 +43,21 @@ struct ok_host_table
   void *const *vars_end;
 };
 
+/* What a launch needs to know of one kernel that the device runtime
+   cannot tell the plugin once the image is loaded: GCN kernels read from
+   the code object's kernel descriptors by mkoffload (the registers bound
+   how many wavefronts of a team fit on a compute unit).  Zero means
+   unknown.  */
+struct ok_kernel_info
+{
+  uint32_t sgprs;		/* Scalar registers per wavefront.  */
+  uint32_t vgprs;		/* Vector registers per work-item.  */
+  uint32_t group_segment_size;	/* LDS bytes per work-group.  */
+  uint32_t private_segment_size; /* Scratch bytes per work-item.  */
+  uint32_t kernarg_size;	/* Bytes of kernel arguments.  */
+  uint32_t flags;		/* None defined yet; must be 0.  */
+};
+
 /* One image of one target.  A target kind may have several (PTX and cubins
    for several architectures, or one GCN code object per -march); the plugin
    picks the one that suits the device.  The function and variable tables
@@ -58,6 +74,9 @@ struct ok_tgt_desc
   uint32_t num_vars;
   const char *const *func_names;
   const char *const *var_names;
+  /* NUM_FUNCS entries, in the order of FUNC_NAMES, or NULL (PTX and
+     cubins need none: the CUDA driver reports the same).  */
+  const struct ok_kernel_info *kernel_info;
 };
 
 struct ok_openmp_target
