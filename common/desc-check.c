@@ -111,6 +111,20 @@ ok_desc_check (unsigned version, const void *target_data, int device_type,
 		    " variable name table", (unsigned) t);
 	  return NULL;
 	}
+      for (uint64_t i = 0; i < (uint64_t) tgt->num_funcs + tgt->num_vars; i++)
+	{
+	  bool is_func = i < tgt->num_funcs;
+	  uint32_t k = (uint32_t) (is_func ? i : i - tgt->num_funcs);
+	  const char *name = is_func ? tgt->func_names[k] : tgt->var_names[k];
+	  if (name == NULL || name[0] == '\0')
+	    {
+	      snprintf (err, errlen, "offload image %u: %s %u of %u has no"
+			" name, expected a symbol name", (unsigned) t,
+			is_func ? "function" : "variable", (unsigned) k + 1,
+			(unsigned) (is_func ? tgt->num_funcs : tgt->num_vars));
+	      return NULL;
+	    }
+	}
       if (tgt->image_end < tgt->image_start)
 	{
 	  snprintf (err, errlen, "offload image %u has a negative size",

@@ -35,6 +35,18 @@ cuda_call_error (const struct cuda_device *dev, const char *what,
 		  ok_cuda_result (r, err, sizeof err));
 }
 
+bool
+cuda_teardown_ok (const struct cuda_device *dev, CUresult r,
+		  const char *what, const char *call)
+{
+  if (r == CUDA_SUCCESS || !cuda_teardown_reportable (dev, r))
+    return true;
+  char msg[128];
+  snprintf (msg, sizeof msg, "cannot %s", what);
+  cuda_call_error (dev, msg, call, r);
+  return false;
+}
+
 /* The driver keeps the current context per thread, so asking it is a
    thread-local read; comparing first spares a switch, and unlike a cache
    of our own it stays right when the program's own CUDA code switches
@@ -117,15 +129,9 @@ cuda_streams_fini (struct cuda_device *dev)
 {
   bool ok = true;
   for (size_t i = 0; i < dev->num_free_streams; i++)
-    {
-      CUresult r = ok_cuda.cuStreamDestroy (dev->free_streams[i]);
-      if (r != CUDA_SUCCESS && cuda_teardown_reportable (dev, r))
-	{
-	  cuda_call_error (dev, "cannot destroy a stream", "cuStreamDestroy",
-			   r);
-	  ok = false;
-	}
-    }
+    ok &= cuda_teardown_ok (dev,
+			    ok_cuda.cuStreamDestroy (dev->free_streams[i]),
+			    "destroy a stream", "cuStreamDestroy");
   if (dev->streams_out != 0)
     OK_DEBUG ("%s: %zu streams still in use at finalisation", dev->label,
 	      dev->streams_out);
@@ -299,13 +305,9 @@ cuda_fini_device (void *d)
       CUcontext popped;
       ok_cuda.cuCtxPopCurrent (&popped);
     }
-  r = ok_cuda.cuDevicePrimaryCtxRelease (dev->handle);
-  if (r != CUDA_SUCCESS && cuda_teardown_reportable (dev, r))
-    {
-      cuda_call_error (dev, "cannot release its primary context",
-		       "cuDevicePrimaryCtxRelease", r);
-      ok = false;
-    }
+  ok &= cuda_teardown_ok (dev, ok_cuda.cuDevicePrimaryCtxRelease (dev->handle),
+			  "release its primary context",
+			  "cuDevicePrimaryCtxRelease");
   cuda_destroy_locks (dev);
   free (dev);
   return ok;

@@ -44,6 +44,77 @@ struct cuda_ptx
 
 /* Checks.  */
 
+/* Whether the LEN bytes at OFFSET, WHAT of a cubin for sm_ARCH of SIZE
+   bytes, lie inside it; false with the reason in ERR.  */
+static bool
+cuda_cubin_range (size_t size, unsigned arch, const char *what,
+		  uint64_t offset, unsigned __int128 len, char *err,
+		  size_t errlen)
+{
+  unsigned __int128 end = (unsigned __int128) offset + len;
+  if (end <= size)
+    return true;
+  if (end > UINT64_MAX)
+    snprintf (err, errlen, "damaged cubin for sm_%u: its %s lie beyond any"
+	      " size (offset %llu)", arch, what, (unsigned long long) offset);
+  else
+    snprintf (err, errlen, "truncated cubin for sm_%u: %zu bytes, its %s"
+	      " end at %llu", arch, size, what, (unsigned long long) end);
+  return false;
+}
+
+/* Check that the NUM section headers (SECTIONS) or program headers of
+   ENTSIZE bytes at OFFSET in cubin IMG, and the contents of the sections
+   or segments they describe, lie inside it; false with the reason in
+   ERR.  */
+static bool
+cuda_cubin_headers (const unsigned char *img, size_t size, unsigned arch,
+		    bool sections, uint64_t offset, unsigned num,
+		    unsigned entsize, char *err, size_t errlen)
+{
+  const char *kind = sections ? "section" : "program";
+  size_t expected = sections ? sizeof (Elf64_Shdr) : sizeof (Elf64_Phdr);
+  if (num == 0)
+    return true;
+  if (entsize != expected)
+    {
+      snprintf (err, errlen, "cubin for sm_%u has %s headers of %u bytes,"
+		" expected %zu", arch, kind, entsize, expected);
+      return false;
+    }
+  char what[48];
+  snprintf (what, sizeof what, "%s headers", kind);
+  if (!cuda_cubin_range (size, arch, what, offset,
+			 (unsigned __int128) num * expected, err, errlen))
+    return false;
+  for (unsigned i = 0; i < num; i++)
+    {
+      const unsigned char *h = img + offset + (size_t) i * expected;
+      uint64_t start, len;
+      if (sections)
+	{
+	  Elf64_Shdr sh;
+	  memcpy (&sh, h, sizeof sh);
+	  if (sh.sh_type == SHT_NOBITS)
+	    continue;		/* Takes no room in the file.  */
+	  start = sh.sh_offset;
+	  len = sh.sh_size;
+	}
+      else
+	{
+	  Elf64_Phdr ph;
+	  memcpy (&ph, h, sizeof ph);
+	  start = ph.p_offset;
+	  len = ph.p_filesz;
+	}
+      snprintf (what, sizeof what, "%s %u", sections ? "section" : "segment",
+		i);
+      if (!cuda_cubin_range (size, arch, what, start, len, err, errlen))
+	return false;
+    }
+  return true;
+}
+
 /* Check cubin IMG of SIZE bytes; false with the reason in ERR.  */
 static bool
 cuda_cubin_check (const unsigned char *img, size_t size, unsigned arch,
@@ -77,16 +148,12 @@ cuda_cubin_check (const unsigned char *img, size_t size, unsigned arch,
 		" (EM_CUDA)", arch, (unsigned) eh.e_machine, CUDA_EM_CUDA);
       return false;
     }
-  unsigned long long sh_end = (unsigned long long) eh.e_shoff
-    + (unsigned long long) eh.e_shnum * eh.e_shentsize;
-  if (eh.e_shoff > size || sh_end > size)
-    {
-      snprintf (err, errlen, "truncated cubin: %zu bytes, its section"
-		" headers end at %llu", size,
-		eh.e_shoff > sh_end ? (unsigned long long) eh.e_shoff : sh_end);
-      return false;
-    }
-  return true;
+  /* The driver reads the header tables and what they point to in place:
+     everything must lie inside the image.  */
+  return (cuda_cubin_headers (img, size, arch, true, eh.e_shoff, eh.e_shnum,
+			      eh.e_shentsize, err, errlen)
+	  && cuda_cubin_headers (img, size, arch, false, eh.e_phoff,
+				 eh.e_phnum, eh.e_phentsize, err, errlen));
 }
 
 /* Check PTX module CODE (LEN characters, then a NUL), number I of N:
@@ -353,6 +420,12 @@ cuda_resolve_kernels (struct cuda_device *dev, struct cuda_image *img,
   for (size_t i = 0; i < n; i++)
     {
       struct cuda_kernel *k = &img->kernels[i];
+      if (names[i] == NULL)
+	{
+	  cuda_dev_error (dev, "cannot load offload image: function %zu of %zu"
+			  " has no name in the descriptor", i + 1, n);
+	  return false;
+	}
       img->num_kernels = i + 1;
       k->name = strdup (names[i]);
       if (k->name == NULL)
@@ -557,6 +630,7 @@ cuda_load_image (void *d, const struct ok_image_req *req, void **handle)
   for (size_t i = 0; ok && i < req->num_vars; i++)
     {
       struct ok_addr_pair *e = &req->table[req->num_funcs + i];
+      /* ok_desc_check has made sure every name is there.  */
       const char *name = tgt->var_names[i];
       ok = cuda_global (dev, img->module, name, e);
       if (!ok)
@@ -612,9 +686,10 @@ cuda_gcc_check (const struct cuda_device *dev,
       || (data->var_num > 0 && data->var_names == NULL))
     {
       snprintf (err, errlen, "malformed tables: %u functions at %p, %u"
-		" variables at %p", data->fn_num,
+		" variables at %p; expected at most %u of each, each"
+		" non-empty table at an address", data->fn_num,
 		(const void *) data->fn_descs, data->var_num,
-		(const void *) data->var_names);
+		(const void *) data->var_names, limit);
       return false;
     }
   for (unsigned i = 0; i < data->ptx_num; i++)
@@ -726,13 +801,8 @@ cuda_image_unload (struct cuda_device *dev, struct cuda_image *img)
 {
   CUresult r = ok_cuda.cuModuleUnload (img->module);
   cuda_image_free (img);
-  if (r != CUDA_SUCCESS && cuda_teardown_reportable (dev, r))
-    {
-      cuda_call_error (dev, "cannot unload an offload image",
-		       "cuModuleUnload", r);
-      return false;
-    }
-  return true;
+  return cuda_teardown_ok (dev, r, "unload an offload image",
+			   "cuModuleUnload");
 }
 
 bool

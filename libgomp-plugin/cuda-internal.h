@@ -158,6 +158,13 @@ void cuda_dev_error (const struct cuda_device *dev, const char *fmt, ...)
 void cuda_call_error (const struct cuda_device *dev, const char *what,
 		      const char *call, CUresult r);
 
+/* The result R of CALL, made while tearing down WHAT of DEV: true when
+   it succeeded or its failure is not worth reporting
+   (cuda_teardown_reportable); else report "cannot WHAT" and return
+   false.  */
+bool cuda_teardown_ok (const struct cuda_device *dev, CUresult r,
+		       const char *what, const char *call);
+
 /* Make DEV's context current on the calling thread.  */
 bool cuda_enter (struct cuda_device *dev);
 

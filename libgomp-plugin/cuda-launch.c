@@ -6,9 +6,13 @@
    Each team is one CUDA block of 32 lanes times a number of warps (the
    region's threads); the device runtime finds its stack from its block
    and warp index.  The geometry below follows what GCC 12's device
-   runtime expects: 8 warps unless the region's thread_limit says
-   otherwise, never more than the kernel or 32 warps allow, and as many
-   teams as fit on the device at once unless num_teams asks for fewer.
+   runtime expects.  Each OpenMP thread of a team is one warp (its lanes
+   run the thread's simd lanes): the runtime takes the team's number of
+   threads, and omp_get_thread_limit, from the block's y extent.  So a
+   team has 8 warps unless the region's thread_limit gives the number of
+   threads, never more than the kernel or 32 warps allow, and there are
+   as many teams as fit on the device at once unless num_teams asks for
+   fewer.
 
    Soft stacks (CUDA_STACK_PER_WARP per warp, one block for the launch)
    are kept per device for reuse, since a cuMemAlloc per launch would be
@@ -47,9 +51,8 @@ cuda_bounds (const struct cuda_device *dev, const struct cuda_kernel *k,
     max_warps = 32;
   if (max_warps < 1)
     max_warps = 1;
-  int warps = 8;
-  if (launch->thread_limit > 0)
-    warps = (launch->thread_limit - 1) / 32 + 1;
+  /* thread_limit counts OpenMP threads, and a thread is a warp.  */
+  int warps = launch->thread_limit > 0 ? launch->thread_limit : 8;
   if (warps > max_warps)
     warps = max_warps;
 
@@ -59,6 +62,9 @@ cuda_bounds (const struct cuda_device *dev, const struct cuda_kernel *k,
   long max_teams = (long) dev->regs_per_sm / per_team * dev->num_sms;
   if (max_teams < 1)
     max_teams = 1;
+  /* The grid's x extent is at most 2^31 - 1.  */
+  if (max_teams > INT32_MAX)
+    max_teams = INT32_MAX;
   long teams = launch->num_teams;
   if (teams <= 0 || teams > max_teams)
     teams = max_teams;
@@ -143,9 +149,8 @@ cuda_stack_give (struct cuda_device *dev, struct cuda_stack *s)
   pthread_mutex_unlock (&dev->stack_lock);
   if (drop != NULL)
     {
-      CUresult r = ok_cuda.cuMemFree (drop->ptr);
-      if (r != CUDA_SUCCESS && cuda_teardown_reportable (dev, r))
-	cuda_call_error (dev, "cannot free soft stacks", "cuMemFree", r);
+      cuda_teardown_ok (dev, ok_cuda.cuMemFree (drop->ptr),
+			"free soft stacks", "cuMemFree");
       free (drop);
     }
 }
@@ -161,12 +166,8 @@ cuda_stacks_free (struct cuda_device *dev)
   while (list != NULL)
     {
       struct cuda_stack *next = list->next;
-      CUresult r = ok_cuda.cuMemFree (list->ptr);
-      if (r != CUDA_SUCCESS && cuda_teardown_reportable (dev, r))
-	{
-	  cuda_call_error (dev, "cannot free soft stacks", "cuMemFree", r);
-	  ok = false;
-	}
+      ok &= cuda_teardown_ok (dev, ok_cuda.cuMemFree (list->ptr),
+			      "free soft stacks", "cuMemFree");
       free (list);
       list = next;
     }

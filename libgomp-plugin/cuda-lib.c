@@ -113,9 +113,14 @@ ok_cuda_load (void)
 
   char err[OK_CUDA_ERRLEN];
   CUresult r = ok_cuda.cuInit (0);
-  if (r == CUDA_ERROR_NO_DEVICE)
+  if (r == CUDA_ERROR_NO_DEVICE || r == CUDA_ERROR_STUB_LIBRARY)
     {
-      OK_DEBUG ("CUDA driver %s sees no device", path);
+      /* The toolkit's stub libcuda.so.1 (found when its stubs directory
+	 is on the library path of a machine without NVIDIA's driver) is
+	 no driver either: no device, silently.  */
+      OK_DEBUG ("CUDA driver %s %s", path,
+		r == CUDA_ERROR_NO_DEVICE ? "sees no device"
+		: "is the CUDA toolkit's stub, not a driver");
       memset (&ok_cuda, 0, sizeof ok_cuda);
       dlclose (handle);
       return 0;

@@ -111,27 +111,13 @@ cuda_memory_fini (struct cuda_device *dev)
     {
       struct cuda_staging *s = &dev->staging[i];
       if (s->buf != NULL)
-	{
-	  CUresult r = ok_cuda.cuMemFreeHost (s->buf);
-	  if (r != CUDA_SUCCESS && cuda_teardown_reportable (dev, r))
-	    {
-	      cuda_call_error (dev, "cannot free a staging buffer",
-			       "cuMemFreeHost", r);
-	      ok = false;
-	    }
-	  s->buf = NULL;
-	}
+	ok &= cuda_teardown_ok (dev, ok_cuda.cuMemFreeHost (s->buf),
+				"free a staging buffer", "cuMemFreeHost");
       if (s->stream != NULL)
-	{
-	  CUresult r = ok_cuda.cuStreamDestroy (s->stream);
-	  if (r != CUDA_SUCCESS && cuda_teardown_reportable (dev, r))
-	    {
-	      cuda_call_error (dev, "cannot destroy a staging stream",
-			       "cuStreamDestroy", r);
-	      ok = false;
-	    }
-	  s->stream = NULL;
-	}
+	ok &= cuda_teardown_ok (dev, ok_cuda.cuStreamDestroy (s->stream),
+				"destroy a staging stream", "cuStreamDestroy");
+      s->buf = NULL;
+      s->stream = NULL;
     }
   if (dev->pool != NULL)
     {

@@ -307,47 +307,66 @@ profile_name_track (int ord, const char *backend)
   tb_free (&b);
 }
 
-/* The start of a complete event: phase, name, category, times, track.
-   The caller adds the "args" object and the closing brace.  */
-static void
-profile_begin (struct tbuf *b, int ord, const char *name, const char *cat,
-	       uint64_t start, uint64_t end)
+/* One event being built: its INFO line and, when profiling, its
+   profile event.  */
+struct trace_event
 {
-  tb_printf (b, "{\"ph\":\"X\",\"name\":");
-  tb_json (b, name);
-  tb_printf (b, ",\"cat\":\"%s\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%d,"
-	     "\"tid\":%d,\"args\":{", cat, trace_us (start),
-	     end > start ? (double) (end - start) / 1e3 : 0.0,
-	     (int) trace_pid, ord);
+  int ord;
+  const char *backend;
+  bool profile;
+  struct tbuf line, event;
+};
+
+/* Start an event of device ORD of BACKEND in [START, END]: the INFO
+   line's common start, and the profile event's up to its "args" object
+   (NAME and CAT are its name and category).  The caller adds the line's
+   text and the event's arguments (non-empty: trace_end adds the backend
+   after a comma).  */
+static void
+trace_begin (struct trace_event *e, int ord, const char *backend,
+	     const char *name, const char *cat, uint64_t start, uint64_t end)
+{
+  e->ord = ord;
+  e->backend = backend;
+  e->profile = (ok_trace_mode & OK_TRACE_PROFILE) != 0;
+  tb_init (&e->line);
+  tb_init (&e->event);
+  tb_printf (&e->line, "offloadkit-%s: device %d (", ok_plugin.name, ord);
+  tb_plain (&e->line, backend);
+  tb_printf (&e->line, "): ");
+  if (e->profile)
+    {
+      tb_printf (&e->event, "{\"ph\":\"X\",\"name\":");
+      tb_json (&e->event, name);
+      tb_printf (&e->event, ",\"cat\":\"%s\",\"ts\":%.3f,\"dur\":%.3f,"
+		 "\"pid\":%d,\"tid\":%d,\"args\":{", cat, trace_us (start),
+		 end > start ? (double) (end - start) / 1e3 : 0.0,
+		 (int) trace_pid, ord);
+    }
 }
 
-/* Emit INFO line LINE (without its newline) and profile event EVENT
-   (NULL: none) for device ORD of BACKEND.  */
+/* Complete E: the INFO line goes to stderr, the event (its arguments
+   ended with the backend) to the profile.  */
 static void
-trace_emit (struct tbuf *line, struct tbuf *event, int ord,
-	    const char *backend)
+trace_end (struct trace_event *e)
 {
   if (ok_trace_mode & OK_TRACE_INFO)
     {
-      tb_putc (line, '\n');
-      write_all (STDERR_FILENO, line->s, line->len);
+      tb_putc (&e->line, '\n');
+      write_all (STDERR_FILENO, e->line.s, e->line.len);
     }
-  if (event != NULL)
+  if (e->profile)
     {
+      tb_printf (&e->event, ",\"backend\":");
+      tb_json (&e->event, e->backend);
+      tb_printf (&e->event, "}}");
       pthread_mutex_lock (&trace_lock);
-      profile_name_track (ord, backend);
-      profile_put (event);
+      profile_name_track (e->ord, e->backend);
+      profile_put (&e->event);
       pthread_mutex_unlock (&trace_lock);
     }
-}
-
-/* The INFO line's common start.  */
-static void
-info_begin (struct tbuf *b, int ord, const char *backend)
-{
-  tb_printf (b, "offloadkit-%s: device %d (", ok_plugin.name, ord);
-  tb_plain (b, backend);
-  tb_printf (b, "): ");
+  tb_free (&e->line);
+  tb_free (&e->event);
 }
 
 void
@@ -356,30 +375,21 @@ ok_trace_image (int ord, const char *backend, const char *what,
 {
   if (!ok_trace_on ())
     return;
-  struct tbuf line, event;
-  tb_init (&line);
-  tb_init (&event);
-  info_begin (&line, ord, backend);
-  tb_printf (&line, "image loaded: ");
-  tb_plain (&line, what);
-  tb_printf (&line, ", %zu function%s, %zu variable%s, %.3f ms", nfuncs,
+  struct trace_event e;
+  trace_begin (&e, ord, backend, "image load", "image", start, end);
+  tb_printf (&e.line, "image loaded: ");
+  tb_plain (&e.line, what);
+  tb_printf (&e.line, ", %zu function%s, %zu variable%s, %.3f ms", nfuncs,
 	     nfuncs == 1 ? "" : "s", nvars, nvars == 1 ? "" : "s",
 	     trace_ms (start, end));
-
-  bool profile = (ok_trace_mode & OK_TRACE_PROFILE) != 0;
-  if (profile)
+  if (e.profile)
     {
-      profile_begin (&event, ord, "image load", "image", start, end);
-      tb_printf (&event, "\"what\":");
-      tb_json (&event, what);
-      tb_printf (&event, ",\"functions\":%zu,\"variables\":%zu,"
-		 "\"backend\":", nfuncs, nvars);
-      tb_json (&event, backend);
-      tb_printf (&event, "}}");
+      tb_printf (&e.event, "\"what\":");
+      tb_json (&e.event, what);
+      tb_printf (&e.event, ",\"functions\":%zu,\"variables\":%zu", nfuncs,
+		 nvars);
     }
-  trace_emit (&line, profile ? &event : NULL, ord, backend);
-  tb_free (&line);
-  tb_free (&event);
+  trace_end (&e);
 }
 
 void
@@ -389,29 +399,18 @@ ok_trace_launch (int ord, const char *backend, const char *kernel,
 {
   if (!ok_trace_on ())
     return;
-  struct tbuf line, event;
-  tb_init (&line);
-  tb_init (&event);
-  info_begin (&line, ord, backend);
-  tb_printf (&line, "launch ");
-  tb_plain (&line, kernel);
-  tb_printf (&line, " grid %ux%ux%u block %ux%ux%u, %.3f ms%s", grid[0],
+  struct trace_event e;
+  trace_begin (&e, ord, backend, kernel, "launch", start, end);
+  tb_printf (&e.line, "launch ");
+  tb_plain (&e.line, kernel);
+  tb_printf (&e.line, " grid %ux%ux%u block %ux%ux%u, %.3f ms%s", grid[0],
 	     grid[1], grid[2], block[0], block[1], block[2],
 	     trace_ms (start, end), async ? ", nowait" : "");
-
-  bool profile = (ok_trace_mode & OK_TRACE_PROFILE) != 0;
-  if (profile)
-    {
-      profile_begin (&event, ord, kernel, "launch", start, end);
-      tb_printf (&event, "\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],"
-		 "\"async\":%s,\"backend\":", grid[0], grid[1], grid[2],
-		 block[0], block[1], block[2], async ? "true" : "false");
-      tb_json (&event, backend);
-      tb_printf (&event, "}}");
-    }
-  trace_emit (&line, profile ? &event : NULL, ord, backend);
-  tb_free (&line);
-  tb_free (&event);
+  if (e.profile)
+    tb_printf (&e.event, "\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],"
+	       "\"async\":%s", grid[0], grid[1], grid[2], block[0], block[1],
+	       block[2], async ? "true" : "false");
+  trace_end (&e);
 }
 
 void
@@ -426,27 +425,17 @@ ok_trace_transfer (int ord, const char *backend, enum ok_trace_dir dir,
     [OK_TRACE_D2D] = "device->device"
   };
   const char *name = (unsigned) dir < 3 ? names[dir] : "transfer";
-  struct tbuf line, event;
-  tb_init (&line);
-  tb_init (&event);
-  info_begin (&line, ord, backend);
-  tb_printf (&line, "%s %zu bytes, %.3f ms", name, bytes,
+  struct trace_event e;
+  trace_begin (&e, ord, backend, name, "transfer", start, end);
+  tb_printf (&e.line, "%s %zu bytes, %.3f ms", name, bytes,
 	     trace_ms (start, end));
   if (end > start)
     /* Bytes per nanosecond are GB/s.  */
-    tb_printf (&line, " (%.2f GB/s)", (double) bytes / (double) (end - start));
-
-  bool profile = (ok_trace_mode & OK_TRACE_PROFILE) != 0;
-  if (profile)
-    {
-      profile_begin (&event, ord, name, "transfer", start, end);
-      tb_printf (&event, "\"bytes\":%zu,\"backend\":", bytes);
-      tb_json (&event, backend);
-      tb_printf (&event, "}}");
-    }
-  trace_emit (&line, profile ? &event : NULL, ord, backend);
-  tb_free (&line);
-  tb_free (&event);
+    tb_printf (&e.line, " (%.2f GB/s)",
+	       (double) bytes / (double) (end - start));
+  if (e.profile)
+    tb_printf (&e.event, "\"bytes\":%zu", bytes);
+  trace_end (&e);
 }
 
 /* Whether environment variable NAME asks for something: set, not empty,

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE 1
 #include "config.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include "argv-expand.h"
 #include "diag.h"
 #include "elf-check.h"
+#include "file-io.h"
 #include "mkoffload.h"
 #include "tempfile.h"
 #include "wrapper.h"
@@ -59,6 +61,20 @@ mko_note (const char *fmt, ...)
   va_end (ap);
   fputc ('\n', stderr);
   fflush (stderr);
+}
+
+int
+mko_write_file (const char *path, const char *data, size_t len)
+{
+  FILE *f = fopen (path, "w");
+  if (!f)
+    {
+      ok_error ("cannot write '%s': %s", path, strerror (errno));
+      return -1;
+    }
+  errno = 0;
+  fwrite (data, 1, len, f);
+  return ok_close_written (f, path);
 }
 
 const char *

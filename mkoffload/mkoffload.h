@@ -101,6 +101,10 @@ const char *mko_intermediate (struct mko_ctx *ctx, const char *suffix);
    PATH, in that order.  NULL when it is nowhere executable.  */
 char *mko_find_program (const char *prog);
 
+/* Write LEN bytes of DATA to PATH.  Return 0, or -1 after reporting
+   one error.  */
+int mko_write_file (const char *path, const char *data, size_t len);
+
 /* "mkoffload: note: MSG" on stderr, whether or not -v was given: for
    something the user should know although the link goes on.  */
 void mko_note (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));

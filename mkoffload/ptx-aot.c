@@ -19,6 +19,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,21 +31,7 @@
 #include "file-io.h"
 #include "ptx-aot.h"
 #include "run-command.h"
-
-/* Write LEN bytes of DATA to PATH; report a failure and return -1.  */
-static int
-write_file (const char *path, const char *data, size_t len)
-{
-  FILE *f = fopen (path, "w");
-  if (!f)
-    {
-      ok_error ("cannot write '%s': %s", path, strerror (errno));
-      return -1;
-    }
-  errno = 0;
-  fwrite (data, 1, len, f);
-  return ok_close_written (f, path);
-}
+#include "tempfile.h"
 
 /* ---- The cache.  ---------------------------------------------------- */
 
@@ -153,7 +140,7 @@ cache_fetch (struct mko_ctx *ctx, const char *path, size_t m,
   char *suffix = xasprintf (".mkoffload.%zu.%s.o", m + 1, gpu);
   const char *obj = mko_intermediate (ctx, suffix);
   free (suffix);
-  int rc = write_file (obj, data, len);
+  int rc = mko_write_file (obj, data, len);
   free (data);
   if (rc < 0)
     {
@@ -166,7 +153,10 @@ cache_fetch (struct mko_ctx *ctx, const char *path, size_t m,
 
 /* Copy SRC into the cache as DEST, atomically: written under a temporary
    name in the same directory, then renamed, so that a concurrent link
-   never reads half an object.  Failures only lose the caching.  */
+   never reads half an object.  The cleanup signals wait meanwhile: the
+   temporary name is not one of ours to remove, and a signal between
+   mkstemp and rename would leave it in the cache for good.  Failures
+   only lose the caching.  */
 static void
 cache_store (const char *src, const char *dir, const char *dest)
 {
@@ -175,6 +165,8 @@ cache_store (const char *src, const char *dir, const char *dest)
   if (!data)
     return;
   char *tmp = xasprintf ("%s/.tmp-XXXXXX", dir);
+  sigset_t old_mask;
+  ok_tempfile_block_signals (&old_mask);
   int fd = mkstemp (tmp);
   if (fd >= 0)
     {
@@ -193,6 +185,7 @@ cache_store (const char *src, const char *dir, const char *dest)
       else
 	unlink (tmp);
     }
+  sigprocmask (SIG_SETMASK, &old_mask, NULL);
   free (tmp);
   free (data);
 }
@@ -316,7 +309,7 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
 	      char *suffix = xasprintf (".mkoffload.%zu.ptx", m + 1);
 	      mod_files[m] = mko_intermediate (ctx, suffix);
 	      free (suffix);
-	      if (write_file (mod_files[m], text, strlen (text)) < 0)
+	      if (mko_write_file (mod_files[m], text, strlen (text)) < 0)
 		goto out;
 	    }
 	  char *suffix = xasprintf (".mkoffload.%zu.%s.o", m + 1, gpu);

@@ -194,21 +194,6 @@ pick_arch (const int *archs, size_t narchs, int min)
   return best;
 }
 
-/* Write TEXT to PATH; report a failure and return -1.  */
-static int
-write_file (const char *path, const char *text)
-{
-  FILE *f = fopen (path, "w");
-  if (!f)
-    {
-      ok_error ("cannot write '%s': %s", path, strerror (errno));
-      return -1;
-    }
-  errno = 0;
-  fputs (text, f);
-  return ok_close_written (f, path);
-}
-
 /* Check each module of this link with ptxas on its own (-c: modules refer to each
    other's functions, resolved only when the plugin links them), for the
    oldest architecture this ptxas supports that the module's .target
@@ -239,7 +224,7 @@ verify_with_ptxas (struct mko_ctx *ctx, const char *ptxas,
       const char *cubin = mko_intermediate (ctx, suffix);
       free (suffix);
 
-      if (write_file (mod, modules[i]) < 0)
+      if (mko_write_file (mod, modules[i], strlen (modules[i])) < 0)
 	return -1;
 
       struct mko_argv a = { 0 };
@@ -421,28 +406,40 @@ choose_archs (const struct sass_request *req, const char *ptxas,
   return (int) n;
 }
 
+/* The tool NAME that environment variable VAR names, searched in PATH,
+   in *TOOL: 1 when VAR is set (*TOOL NULL when it is empty, which means
+   no tool), 0 when it is not (the caller searches), -1 after reporting
+   that the tool it names does not exist.  */
+static int
+tool_from_env (const char *var, const char *name, char **tool)
+{
+  const char *env = getenv (var);
+  *tool = NULL;
+  if (!env)
+    return 0;
+  if (!*env)
+    return 1;
+  *tool = mko_search_path (env, getenv ("PATH"));
+  if (!*tool)
+    {
+      ok_error ("%s '%s' (%s) not found", name, env, var);
+      return -1;
+    }
+  return 1;
+}
+
 /* Find ptxas: OFFLOADKIT_PTXAS (set empty: none), else PATH, else the
    usual CUDA install directories.  Store it (or NULL) in *PTXAS; return
    0, or -1 after reporting one error.  */
 static int
 find_ptxas (char **ptxas)
 {
-  const char *env = getenv ("OFFLOADKIT_PTXAS");
-  *ptxas = NULL;
-  if (env && !*env)
+  int rc = tool_from_env ("OFFLOADKIT_PTXAS", "ptxas", ptxas);
+  if (rc != 0)
     {
-      ok_inform ("OFFLOADKIT_PTXAS is empty: PTX not verified, no cubins");
-      return 0;
-    }
-  if (env)
-    {
-      *ptxas = mko_search_path (env, getenv ("PATH"));
-      if (!*ptxas)
-	{
-	  ok_error ("ptxas '%s' (OFFLOADKIT_PTXAS) not found", env);
-	  return -1;
-	}
-      return 0;
+      if (rc > 0 && !*ptxas)
+	ok_inform ("OFFLOADKIT_PTXAS is empty: PTX not verified, no cubins");
+      return rc < 0 ? -1 : 0;
     }
   *ptxas = mko_search_path ("ptxas", getenv ("PATH"));
   static const char *const homes[] = { "CUDA_HOME", "CUDA_PATH" };
@@ -469,20 +466,9 @@ find_ptxas (char **ptxas)
 static int
 find_nvlink (const char *ptxas, char **nvlink)
 {
-  const char *env = getenv ("OFFLOADKIT_NVLINK");
-  *nvlink = NULL;
-  if (env && !*env)
-    return 0;
-  if (env)
-    {
-      *nvlink = mko_search_path (env, getenv ("PATH"));
-      if (!*nvlink)
-	{
-	  ok_error ("nvlink '%s' (OFFLOADKIT_NVLINK) not found", env);
-	  return -1;
-	}
-      return 0;
-    }
+  int rc = tool_from_env ("OFFLOADKIT_NVLINK", "nvlink", nvlink);
+  if (rc != 0)
+    return rc < 0 ? -1 : 0;
   const char *slash = strrchr (ptxas, '/');
   char *dir = slash ? xstrndup (ptxas, slash - ptxas) : xstrdup (".");
   *nvlink = mko_search_path ("nvlink", *dir ? dir : "/");

@@ -794,36 +794,35 @@ static const struct { int code; const char *name, *text; } fk_errors[] = {
   { 999, "CUDA_ERROR_UNKNOWN", "unknown error" },
 };
 
+/* cuGetErrorName and cuGetErrorString: the name or the TEXT of ERROR in
+   *STR; an unknown ERROR is refused with *STR set to NULL.  */
+static CUresult
+fk_error_describe (CUresult error, bool text, const char **str)
+{
+  if (str == NULL)
+    return CUDA_ERROR_INVALID_VALUE;
+  *str = NULL;
+  for (size_t i = 0; i < sizeof fk_errors / sizeof fk_errors[0]; i++)
+    if (fk_errors[i].code == error)
+      {
+	*str = text ? fk_errors[i].text : fk_errors[i].name;
+	return CUDA_SUCCESS;
+      }
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
 CUresult
 cuGetErrorName (CUresult error, const char **str)
 {
   ENTER (cuGetErrorName);
-  if (str == NULL)
-    RETURN (CUDA_ERROR_INVALID_VALUE);
-  for (size_t i = 0; i < sizeof fk_errors / sizeof fk_errors[0]; i++)
-    if (fk_errors[i].code == error)
-      {
-	*str = fk_errors[i].name;
-	RETURN (CUDA_SUCCESS);
-      }
-  *str = NULL;
-  RETURN (CUDA_ERROR_INVALID_VALUE);
+  RETURN (fk_error_describe (error, false, str));
 }
 
 CUresult
 cuGetErrorString (CUresult error, const char **str)
 {
   ENTER (cuGetErrorString);
-  if (str == NULL)
-    RETURN (CUDA_ERROR_INVALID_VALUE);
-  for (size_t i = 0; i < sizeof fk_errors / sizeof fk_errors[0]; i++)
-    if (fk_errors[i].code == error)
-      {
-	*str = fk_errors[i].text;
-	RETURN (CUDA_SUCCESS);
-      }
-  *str = NULL;
-  RETURN (CUDA_ERROR_INVALID_VALUE);
+  RETURN (fk_error_describe (error, true, str));
 }
 
 /* ------------------------------------------------------------------ */
@@ -2282,17 +2281,25 @@ fk_func_find (CUfunction fn)
   return NULL;
 }
 
+/* The function argument FN of SYM; NULL, reported as an invalid call,
+   when it is not a function of a loaded module.  */
+static struct fk_func *
+fk_func_arg (int sym, CUfunction fn)
+{
+  struct fk_func *f = fk_func_find (fn);
+  if (f == NULL)
+    fk_bad (sym, "%p is not a live function", (void *) fn);
+  return f;
+}
+
 CUresult
 cuFuncGetAttribute (int *value, int attr, CUfunction fn)
 {
   ENTER (cuFuncGetAttribute);
   NEED_INIT (cuFuncGetAttribute);
-  struct fk_func *f = fk_func_find (fn);
+  struct fk_func *f = fk_func_arg (FK_cuFuncGetAttribute, fn);
   if (f == NULL)
-    {
-      fk_bad (FK_cuFuncGetAttribute, "%p is not a live function", (void *) fn);
-      RETURN (CUDA_ERROR_INVALID_HANDLE);
-    }
+    RETURN (CUDA_ERROR_INVALID_HANDLE);
   if (value == NULL || attr < 0 || attr >= FK_FUNC_MAX)
     {
       fk_bad (FK_cuFuncGetAttribute, "attribute %d", attr);
@@ -2635,6 +2642,17 @@ fk_event_find (CUevent e)
   return NULL;
 }
 
+/* The event argument EV of SYM; NULL, reported as an invalid call, when
+   it is not a live event.  */
+static struct fk_event *
+fk_event_arg (int sym, CUevent ev)
+{
+  struct fk_event *e = fk_event_find (ev);
+  if (e == NULL)
+    fk_bad (sym, "%p is not a live event", (void *) ev);
+  return e;
+}
+
 static bool
 fk_event_pending (struct fk_event *e)
 {
@@ -2692,12 +2710,9 @@ cuEventRecord (CUevent event, CUstream stream)
   ENTER (cuEventRecord);
   NEED_INIT (cuEventRecord);
   NEED_STREAM (cuEventRecord, stream);
-  struct fk_event *e = fk_event_find (event);
+  struct fk_event *e = fk_event_arg (FK_cuEventRecord, event);
   if (e == NULL)
-    {
-      fk_bad (FK_cuEventRecord, "%p is not a live event", (void *) event);
-      RETURN (CUDA_ERROR_INVALID_HANDLE);
-    }
+    RETURN (CUDA_ERROR_INVALID_HANDLE);
   e->recorded = true;
   e->busy = fk_is_real_stream (stream) && fk_stream_pending (stream);
   e->busy_gen = fk_gate_gen;
@@ -2710,13 +2725,9 @@ cuEventSynchronize (CUevent event)
 {
   ENTER (cuEventSynchronize);
   NEED_INIT (cuEventSynchronize);
-  struct fk_event *e = fk_event_find (event);
+  struct fk_event *e = fk_event_arg (FK_cuEventSynchronize, event);
   if (e == NULL)
-    {
-      fk_bad (FK_cuEventSynchronize, "%p is not a live event",
-	      (void *) event);
-      RETURN (CUDA_ERROR_INVALID_HANDLE);
-    }
+    RETURN (CUDA_ERROR_INVALID_HANDLE);
   while (fk_event_find (event) != NULL && fk_event_pending (e))
     pthread_cond_wait (&fk_cond, &fk_lock);
   RETURN (CUDA_SUCCESS);
@@ -2727,12 +2738,9 @@ cuEventQuery (CUevent event)
 {
   ENTER (cuEventQuery);
   NEED_INIT (cuEventQuery);
-  struct fk_event *e = fk_event_find (event);
+  struct fk_event *e = fk_event_arg (FK_cuEventQuery, event);
   if (e == NULL)
-    {
-      fk_bad (FK_cuEventQuery, "%p is not a live event", (void *) event);
-      RETURN (CUDA_ERROR_INVALID_HANDLE);
-    }
+    RETURN (CUDA_ERROR_INVALID_HANDLE);
   RETURN (fk_event_pending (e) ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS);
 }
 
@@ -2904,12 +2912,9 @@ cuLaunchKernel (CUfunction fn, unsigned int gx, unsigned int gy,
 {
   ENTER (cuLaunchKernel);
   NEED_CTX (cuLaunchKernel);
-  struct fk_func *f = fk_func_find (fn);
+  struct fk_func *f = fk_func_arg (FK_cuLaunchKernel, fn);
   if (f == NULL)
-    {
-      fk_bad (FK_cuLaunchKernel, "%p is not a live function", (void *) fn);
-      RETURN (CUDA_ERROR_INVALID_HANDLE);
-    }
+    RETURN (CUDA_ERROR_INVALID_HANDLE);
   if (f->module->ctx != fk_current ())
     {
       fk_bad (FK_cuLaunchKernel, "kernel %s belongs to device %d's context,"

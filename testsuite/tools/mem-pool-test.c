@@ -4,67 +4,27 @@
 
    The pool runs over counting "device" operations that hand out host
    memory, so the test can write every block it gets and see overlaps, and
-   can make an allocation fail on request.  It stands alone: it defines the
-   GOMP_PLUGIN_* function the pool calls, as libgomp would, and the
-   plugin identity its messages name.  Prints one
-   "PASS: name" or "FAIL: name" line per check (mem-pool.exp turns them
-   into DejaGnu results) and exits with 1 if any check failed.  */
+   can make an allocation fail on request.  It stands alone: libgomp's
+   side is gomp-standin.c, and it defines the plugin identity the pool's
+   messages name.  Prints one "PASS: name" or "FAIL: name" line per check
+   (mem-pool.exp turns them into DejaGnu results) and exits with 1 if any
+   check failed.  */
 
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gomp-standin.h"
 #include "mem-pool.h"
 #include "plugin-core.h"
 
-static int failures;
-
-static void
-check (const char *name, bool ok)
-{
-  printf ("%s: %s\n", ok ? "PASS" : "FAIL", name);
-  fflush (stdout);
-  if (!ok)
-    failures++;
-}
-
-/* ------------------------------------------------------------------ */
-/* libgomp's side, and the plugin's name.  */
-
+/* The plugin's name, which the pool's messages give.  */
 static const struct ok_backend *const no_backends[] = { NULL };
 const struct ok_plugin ok_plugin = { .name = "test",
 				     .backends = no_backends };
-
-static pthread_mutex_t err_lock = PTHREAD_MUTEX_INITIALIZER;
-static int error_count;
-static char last_error[512];
-
-void
-GOMP_PLUGIN_error (const char *fmt, ...)
-{
-  va_list ap;
-  pthread_mutex_lock (&err_lock);
-  va_start (ap, fmt);
-  vsnprintf (last_error, sizeof last_error, fmt, ap);
-  va_end (ap);
-  error_count++;
-  pthread_mutex_unlock (&err_lock);
-  if (getenv ("MEM_POOL_TEST_VERBOSE") != NULL)
-    fprintf (stderr, "error: %s\n", last_error);
-}
-
-static int
-errors (void)
-{
-  pthread_mutex_lock (&err_lock);
-  int n = error_count;
-  pthread_mutex_unlock (&err_lock);
-  return n;
-}
 
 /* ------------------------------------------------------------------ */
 /* The counting "device".  */
@@ -159,6 +119,23 @@ class_size (size_t size)
   return c;
 }
 
+/* ok_mem_pool_new over D; NULL, with a failed check "WHAT: new pool",
+   when it cannot make the pool.  */
+static struct ok_mem_pool *
+new_pool (const char *what, struct dev *d, size_t max_small,
+	  size_t chunk_size)
+{
+  struct ok_mem_pool *pool = ok_mem_pool_new (&dev_ops, d, max_small,
+					      chunk_size);
+  if (pool == NULL)
+    {
+      char name[128];
+      snprintf (name, sizeof name, "%s: new pool", what);
+      check (name, false);
+    }
+  return pool;
+}
+
 /* ------------------------------------------------------------------ */
 /* Single-threaded checks.  */
 
@@ -203,21 +180,22 @@ test_basics (void)
   check ("a second request gets another block", s != NULL && s != q);
 
   /* Frees the pool must refuse, without calling the device.  */
-  int e0 = errors ();
+  int e0 = errors_now ();
   size_t f0 = d.frees;
   check ("free of another small block", ok_mem_pool_free (pool, s));
   check ("double free of a small block is refused",
-	 !ok_mem_pool_free (pool, s) && errors () == e0 + 1
-	 && strstr (last_error, "freed already") != NULL
-	 && strncmp (last_error, "offloadkit-test: ", 17) == 0);
+	 !ok_mem_pool_free (pool, s) && errors_now () == e0 + 1
+	 && strstr (last_error (), "freed already") != NULL
+	 && strncmp (last_error (), "offloadkit-test: ", 17) == 0);
   int local;
   check ("free of an unknown pointer is refused",
-	 !ok_mem_pool_free (pool, &local) && errors () == e0 + 2);
+	 !ok_mem_pool_free (pool, &local) && errors_now () == e0 + 2);
   check ("free of a pointer inside a block is refused",
-	 !ok_mem_pool_free (pool, (char *) p[8] + 256) && errors () == e0 + 3);
+	 !ok_mem_pool_free (pool, (char *) p[8] + 256)
+	 && errors_now () == e0 + 3);
   check ("refused frees reach no device", d.frees == f0 && d.bad_frees == 0);
   check ("free of NULL does nothing", ok_mem_pool_free (pool, NULL)
-	 && errors () == e0 + 3);
+	 && errors_now () == e0 + 3);
 
   /* Forwarded requests.  */
   size_t a0 = d.allocs;
@@ -230,9 +208,9 @@ test_basics (void)
 	 ok_mem_pool_free (pool, big) && d.frees == f0 + 1);
   ok_mem_pool_stats (pool, &st);
   check ("stats after the forwarded free", st.large_in_use == 0);
-  e0 = errors ();
+  e0 = errors_now ();
   check ("double free of a forwarded allocation is refused",
-	 !ok_mem_pool_free (pool, big) && errors () == e0 + 1
+	 !ok_mem_pool_free (pool, big) && errors_now () == e0 + 1
 	 && d.frees == f0 + 1 && d.bad_frees == 0);
 
   /* Empty requests.  */
@@ -275,12 +253,9 @@ static void
 test_many (void)
 {
   struct dev d = DEV_INIT;
-  struct ok_mem_pool *pool = ok_mem_pool_new (&dev_ops, &d, 8192, 32768);
+  struct ok_mem_pool *pool = new_pool ("many blocks", &d, 8192, 32768);
   if (pool == NULL)
-    {
-      check ("many blocks: new pool", false);
-      return;
-    }
+    return;
   enum { N = 2000 };
   static void *p[N];
   static size_t sz[N];
@@ -337,12 +312,9 @@ test_chunk_rest (void)
 {
   struct dev d = DEV_INIT;
   /* 10000 rounds up to 10240: two 4096 blocks leave 2048.  */
-  struct ok_mem_pool *pool = ok_mem_pool_new (&dev_ops, &d, 4096, 10000);
+  struct ok_mem_pool *pool = new_pool ("chunk rest", &d, 4096, 10000);
   if (pool == NULL)
-    {
-      check ("chunk rest: new pool", false);
-      return;
-    }
+    return;
   char *a = ok_mem_pool_alloc (pool, 4096);
   char *b = ok_mem_pool_alloc (pool, 4096);
   char *c = ok_mem_pool_alloc (pool, 4096);
@@ -361,22 +333,19 @@ static void
 test_failures (void)
 {
   struct dev d = DEV_INIT;
-  struct ok_mem_pool *pool = ok_mem_pool_new (&dev_ops, &d, 1024, 4096);
+  struct ok_mem_pool *pool = new_pool ("failures", &d, 1024, 4096);
   if (pool == NULL)
-    {
-      check ("failures: new pool", false);
-      return;
-    }
-  int e0 = errors ();
+    return;
+  int e0 = errors_now ();
   d.fail = 1;
   check ("a failed chunk allocation gives NULL",
-	 ok_mem_pool_alloc (pool, 100) == NULL && errors () == e0 + 1);
+	 ok_mem_pool_alloc (pool, 100) == NULL && errors_now () == e0 + 1);
   void *p = ok_mem_pool_alloc (pool, 100);
   check ("the pool works after a failed chunk allocation", p != NULL
 	 && d.allocs == 1);
   d.fail = 1;
   check ("a failed forwarded allocation gives NULL",
-	 ok_mem_pool_alloc (pool, 5000) == NULL && errors () == e0 + 2);
+	 ok_mem_pool_alloc (pool, 5000) == NULL && errors_now () == e0 + 2);
   void *q = ok_mem_pool_alloc (pool, 5000);
   check ("forwarding works after a failure", q != NULL);
   check ("failures: frees", ok_mem_pool_free (pool, p)
@@ -392,10 +361,10 @@ test_failures (void)
   struct dev m = DEV_INIT;
   m.misalign = true;
   pool = ok_mem_pool_new (&dev_ops, &m, 1024, 4096);
-  e0 = errors ();
+  e0 = errors_now ();
   check ("a misaligned chunk is refused", pool != NULL
-	 && ok_mem_pool_alloc (pool, 10) == NULL && errors () == e0 + 1
-	 && strstr (last_error, "aligned") != NULL && m.live == 0);
+	 && ok_mem_pool_alloc (pool, 10) == NULL && errors_now () == e0 + 1
+	 && strstr (last_error (), "aligned") != NULL && m.live == 0);
   check ("misaligned: destroy", pool != NULL && ok_mem_pool_destroy (pool)
 	 && m.allocs == m.frees);
 }
@@ -404,12 +373,9 @@ static void
 test_forward_only (void)
 {
   struct dev d = DEV_INIT;
-  struct ok_mem_pool *pool = ok_mem_pool_new (&dev_ops, &d, 0, 0);
+  struct ok_mem_pool *pool = new_pool ("forward only", &d, 0, 0);
   if (pool == NULL)
-    {
-      check ("forward only: new pool", false);
-      return;
-    }
+    return;
   void *a = ok_mem_pool_alloc (pool, 1);
   check ("max_small 0: a small request is forwarded", a != NULL
 	 && a == d.last && d.allocs == 1);
@@ -504,12 +470,9 @@ static void
 test_threads (void)
 {
   struct dev d = DEV_INIT;
-  struct ok_mem_pool *pool = ok_mem_pool_new (&dev_ops, &d, 2048, 65536);
+  struct ok_mem_pool *pool = new_pool ("threads", &d, 2048, 65536);
   if (pool == NULL)
-    {
-      check ("threads: new pool", false);
-      return;
-    }
+    return;
   enum { T = 4 };
   struct worker w[T];
   pthread_t th[T];
@@ -540,11 +503,13 @@ test_threads (void)
 int
 main (void)
 {
+  standin_init ("mem-pool-test");
+  standin_verbose = getenv ("MEM_POOL_TEST_VERBOSE") != NULL;
   test_basics ();
   test_many ();
   test_chunk_rest ();
   test_failures ();
   test_forward_only ();
   test_threads ();
-  return failures ? 1 : 0;
+  return check_summary ();
 }

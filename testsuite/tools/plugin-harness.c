@@ -3,235 +3,56 @@
    Usage: plugin-harness PLUGIN.so
 
    Plays libgomp's part: dlopens the plugin, provides the GOMP_PLUGIN_*
-   callbacks it binds to (this program is linked with -rdynamic), builds
-   image descriptors in memory around real host functions and variables, and
-   drives the GOMP_OFFLOAD_* entry points on emulated devices.  Prints one
-   "PASS: name" or "FAIL: name" line per check (plugin.exp turns them into
-   DejaGnu results) and exits with 1 if any check failed.
+   callbacks it binds to (gomp-standin.c; this program is linked with
+   -rdynamic), builds image descriptors in memory around real host
+   functions and variables, and drives the GOMP_OFFLOAD_* entry points on
+   emulated devices.  Prints one "PASS: name" or "FAIL: name" line per
+   check (plugin.exp turns them into DejaGnu results) and exits with 1 if
+   any check failed.
 
    Environment checks (device counts, silence without devices) each run in
    a forked child, because the plugin reads OFFLOADKIT_EMULATE once.  */
 
-#include <dlfcn.h>
-#include <errno.h>
 #include <pthread.h>
-#include <setjmp.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "gomp-abi.h"
+#include "gomp-standin.h"
 #include "offload-desc.h"
 
 static const char *plugin_path;
-static int failures;
-/* Prefix of the check names in a child, which tells the children apart.  */
-static const char *check_prefix = "";
-
-static void
-check (const char *name, bool ok)
-{
-  printf ("%s: %s%s\n", ok ? "PASS" : "FAIL", check_prefix, name);
-  fflush (stdout);
-  if (!ok)
-    failures++;
-}
-
-/* ------------------------------------------------------------------ */
-/* libgomp's side of the plugin interface.  */
-
-static pthread_mutex_t cb_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cb_cond = PTHREAD_COND_INITIALIZER;
-static char last_error[1024];
-static int error_count;
-static int completions;
-static void *last_completion;
-static bool verbose;
-
-/* A test that expects GOMP_PLUGIN_fatal arms this in its thread.  */
-static __thread jmp_buf *fatal_jump;
-static char last_fatal[1024];
-
-void *
-GOMP_PLUGIN_malloc (size_t n)
-{
-  void *p = malloc (n);
-  if (p == NULL)
-    abort ();
-  return p;
-}
-
-void *
-GOMP_PLUGIN_malloc_cleared (size_t n)
-{
-  void *p = calloc (1, n);
-  if (p == NULL)
-    abort ();
-  return p;
-}
-
-void *
-GOMP_PLUGIN_realloc (void *p, size_t n)
-{
-  p = realloc (p, n);
-  if (p == NULL)
-    abort ();
-  return p;
-}
-
-void
-GOMP_PLUGIN_target_task_completion (void *data)
-{
-  pthread_mutex_lock (&cb_lock);
-  completions++;
-  last_completion = data;
-  pthread_cond_broadcast (&cb_cond);
-  pthread_mutex_unlock (&cb_lock);
-}
-
-static char last_debug[1024];
-
-void
-GOMP_PLUGIN_debug (int kind, const char *msg, ...)
-{
-  (void) kind;
-  va_list ap;
-  pthread_mutex_lock (&cb_lock);
-  va_start (ap, msg);
-  vsnprintf (last_debug, sizeof last_debug, msg, ap);
-  va_end (ap);
-  if (verbose)
-    fputs (last_debug, stderr);
-  pthread_mutex_unlock (&cb_lock);
-}
-
-void
-GOMP_PLUGIN_error (const char *msg, ...)
-{
-  va_list ap;
-  pthread_mutex_lock (&cb_lock);
-  va_start (ap, msg);
-  vsnprintf (last_error, sizeof last_error, msg, ap);
-  va_end (ap);
-  error_count++;
-  if (verbose)
-    fprintf (stderr, "plugin error: %s\n", last_error);
-  pthread_mutex_unlock (&cb_lock);
-}
-
-void
-GOMP_PLUGIN_fatal (const char *msg, ...)
-{
-  va_list ap;
-  va_start (ap, msg);
-  vsnprintf (last_fatal, sizeof last_fatal, msg, ap);
-  va_end (ap);
-  if (fatal_jump != NULL)
-    longjmp (*fatal_jump, 1);
-  fprintf (stderr, "plugin-harness: unexpected fatal error: %s\n",
-	   last_fatal);
-  exit (2);
-}
-
-static int
-errors_now (void)
-{
-  pthread_mutex_lock (&cb_lock);
-  int n = error_count;
-  pthread_mutex_unlock (&cb_lock);
-  return n;
-}
-
-/* Whether exactly one error was reported since BEFORE and it contains
-   every one of the NULL-terminated strings.  */
-static bool
-error_says (int before, ...)
-{
-  bool ok = errors_now () == before + 1;
-  va_list ap;
-  va_start (ap, before);
-  for (const char *s; (s = va_arg (ap, const char *)) != NULL;)
-    if (strstr (last_error, s) == NULL)
-      ok = false;
-  va_end (ap);
-  if (!ok)
-    fprintf (stderr, "  (errors %d -> %d, last: %s)\n", before, errors_now (),
-	     last_error);
-  return ok;
-}
-
-/* ------------------------------------------------------------------ */
-/* The plugin.  */
-
-static void *plugin;
-static unsigned (*p_version) (void);
-static const char *(*p_get_name) (void);
-static unsigned (*p_get_caps) (void);
-static int (*p_get_type) (void);
-static int (*p_get_num_devices) (void);
-static bool (*p_init_device) (int);
-static bool (*p_fini_device) (int);
-static int (*p_load_image) (int, unsigned, const void *,
-			    struct ok_addr_pair **);
-static bool (*p_unload_image) (int, unsigned, const void *);
-static void *(*p_alloc) (int, size_t);
-static bool (*p_free) (int, void *);
-static bool (*p_host2dev) (int, void *, const void *, size_t);
-static bool (*p_dev2host) (int, void *, const void *, size_t);
-static bool (*p_dev2dev) (int, void *, const void *, size_t);
-static void (*p_run) (int, void *, void *, void **);
-static void (*p_async_run) (int, void *, void *, void **, void *);
-
-static bool
-open_plugin (void)
-{
-  plugin = dlopen (plugin_path, RTLD_NOW | RTLD_LOCAL);
-  if (plugin == NULL)
-    {
-      fprintf (stderr, "plugin-harness: %s\n", dlerror ());
-      return false;
-    }
-  bool ok = true;
-#define SYM(var, name) \
-  do { \
-    *(void **) &var = dlsym (plugin, "GOMP_OFFLOAD_" name); \
-    if (var == NULL) \
-      { \
-	fprintf (stderr, "plugin-harness: no GOMP_OFFLOAD_%s\n", name); \
-	ok = false; \
-      } \
-  } while (0)
-  SYM (p_version, "version");
-  SYM (p_get_name, "get_name");
-  SYM (p_get_caps, "get_caps");
-  SYM (p_get_type, "get_type");
-  SYM (p_get_num_devices, "get_num_devices");
-  SYM (p_init_device, "init_device");
-  SYM (p_fini_device, "fini_device");
-  SYM (p_load_image, "load_image");
-  SYM (p_unload_image, "unload_image");
-  SYM (p_alloc, "alloc");
-  SYM (p_free, "free");
-  SYM (p_host2dev, "host2dev");
-  SYM (p_dev2host, "dev2host");
-  SYM (p_dev2dev, "dev2dev");
-  SYM (p_run, "run");
-  SYM (p_async_run, "async_run");
-#undef SYM
-  return ok;
-}
 
 /* ------------------------------------------------------------------ */
 /* Environment checks, each in a child process.  */
 
 typedef void (*child_fn) (void);
+
+struct child
+{
+  const char *value;
+  child_fn fn;
+};
+
+static bool
+child_body (void *arg)
+{
+  const struct child *c = arg;
+  if (c->value != NULL)
+    setenv ("OFFLOADKIT_EMULATE", c->value, 1);
+  else
+    unsetenv ("OFFLOADKIT_EMULATE");
+  if (!standin_open_plugin (plugin_path))
+    return false;
+  c->fn ();
+  standin_close_plugin ();
+  return true;
+}
 
 /* Run FN in a child with OFFLOADKIT_EMULATE set to VALUE (NULL: unset).
    The child's stderr goes to a file; if STDERR_EMPTY, check that the
@@ -239,50 +60,8 @@ typedef void (*child_fn) (void);
 static void
 in_child (const char *name, const char *value, child_fn fn, bool stderr_empty)
 {
-  char errfile[] = "/tmp/plugin-harness-XXXXXX";
-  int fd = mkstemp (errfile);
-  if (fd < 0)
-    {
-      check (name, false);
-      return;
-    }
-  fflush (stdout);
-  fflush (stderr);
-  pid_t pid = fork ();
-  if (pid == 0)
-    {
-      if (value != NULL)
-	setenv ("OFFLOADKIT_EMULATE", value, 1);
-      else
-	unsetenv ("OFFLOADKIT_EMULATE");
-      dup2 (fd, 2);
-      if (!open_plugin ())
-	_exit (3);
-      failures = 0;
-      char prefix[128];
-      snprintf (prefix, sizeof prefix, "%s: ", name);
-      check_prefix = prefix;
-      fn ();
-      dlclose (plugin);
-      fflush (stdout);
-      _exit (failures ? 1 : 0);
-    }
-  int status = 0;
-  waitpid (pid, &status, 0);
-  struct stat st;
-  bool empty = fstat (fd, &st) == 0 && st.st_size == 0;
-  close (fd);
-  unlink (errfile);
-  char buf[256];
-  snprintf (buf, sizeof buf, "%s: child exited normally", name);
-  check (buf, WIFEXITED (status) && WEXITSTATUS (status) <= 1);
-  if (WIFEXITED (status) && WEXITSTATUS (status) == 1)
-    failures++;		/* Already reported by the child.  */
-  if (stderr_empty)
-    {
-      snprintf (buf, sizeof buf, "%s: nothing printed", name);
-      check (buf, empty);
-    }
+  struct child c = { value, fn };
+  standin_in_child (name, child_body, &c, stderr_empty);
 }
 
 static void
@@ -422,14 +201,9 @@ static bool nested_refused;
 static void
 region_nested (void **tgt_vars)
 {
-  jmp_buf jb;
-  nested_refused = false;
-  fatal_jump = &jb;
-  if (setjmp (jb) == 0)
-    p_run (nested_device, (void *) region_count, tgt_vars, NULL);
-  else
-    nested_refused = true;
-  fatal_jump = NULL;
+  STANDIN_CATCH_FATAL (nested_refused,
+		       p_run (nested_device, (void *) region_count, tgt_vars,
+			      NULL));
 }
 
 /* Region that copies its own device's variable: must see the device
@@ -584,8 +358,8 @@ test_bad_images (void)
 
   d = desc;
   d.desc_version = 7;
-  bad_load ("bad descriptor version", version, &d, "version 7",
-	    "expected 1");
+  snprintf (found, sizeof found, "expected %u", OK_DESC_VERSION);
+  bad_load ("bad descriptor version", version, &d, "version 7", found);
 
   d = desc;
   d.dev_version = 3;
@@ -664,7 +438,7 @@ load (int dev, const struct ok_openmp_target *d, int expect)
   if (n != expect)
     {
       fprintf (stderr, "  (load_image on %d returned %d, expected %d: %s)\n",
-	       dev, n, expect, last_error);
+	       dev, n, expect, last_error ());
       free (table);
       return NULL;
     }
@@ -813,7 +587,7 @@ test_run (void)
 		   (void *) (uintptr_t) 64, NULL };
   p_run (0, (void *) region_count, tv, args);
   check ("run: target arguments decoded",
-	 strstr (last_debug, "num_teams 4, thread_limit 64") != NULL);
+	 strstr (last_debug (), "num_teams 4, thread_limit 64") != NULL);
   p_dev2host (0, res, out, sizeof res);
   check ("run after host2dev to a variable", res[0] == 1001);
   check ("run: host variable still unchanged", hv_counter == 5);
@@ -904,19 +678,6 @@ test_run (void)
   p_free (0, tv);
 }
 
-static void
-wait_completions (int n)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_REALTIME, &ts);
-  ts.tv_sec += 10;
-  pthread_mutex_lock (&cb_lock);
-  while (completions < n)
-    if (pthread_cond_timedwait (&cb_cond, &cb_lock, &ts) == ETIMEDOUT)
-      break;
-  pthread_mutex_unlock (&cb_lock);
-}
-
 static bool copier_done;
 
 static void *
@@ -935,25 +696,25 @@ static void
 test_async (void)
 {
   int token1, token2;
-  completions = 0;
+  completions_reset ();
   gate_open = false;
   gated_runs = 0;
   p_async_run (0, (void *) region_gated, NULL, NULL, &token1);
   p_async_run (0, (void *) region_gated, NULL, NULL, &token2);
   check ("async_run returns before the region ends",
-	 completions == 0 && gated_runs == 0);
+	 completions_now () == 0 && gated_runs == 0);
   pthread_mutex_lock (&gate_lock);
   gate_open = true;
   pthread_cond_broadcast (&gate_cond);
   pthread_mutex_unlock (&gate_lock);
-  wait_completions (2);
-  check ("async_run: both completions called", completions == 2);
-  check ("async_run: in order", last_completion == &token2);
+  wait_completions (2, 10);
+  check ("async_run: both completions called", completions_now () == 2);
+  check ("async_run: in order", last_completion () == &token2);
 
   /* While a region runs, copies to variable copies wait for it; copies to
      other memory do not.  */
   gate_open = false;
-  completions = 0;
+  completions_reset ();
   gated_started = 0;
   p_async_run (0, (void *) region_gated, NULL, NULL, &token1);
   /* Start the copier only once the region is running (and so holds the
@@ -978,22 +739,20 @@ test_async (void)
   pthread_cond_broadcast (&gate_cond);
   pthread_mutex_unlock (&gate_lock);
   pthread_join (th, NULL);
-  wait_completions (1);
+  wait_completions (1, 10);
   check ("copy to a variable waits for the running region",
 	 !early && copier_done && gated_runs == 3);
 
   /* A synchronous run queued behind asynchronous ones waits for them.  */
   gate_open = false;
-  completions = 0;
+  completions_reset ();
   p_async_run (1, (void *) region_gated, NULL, NULL, &token1);
   pthread_mutex_lock (&gate_lock);
   gate_open = true;
   pthread_cond_broadcast (&gate_cond);
   pthread_mutex_unlock (&gate_lock);
   p_run (1, (void *) region_gated, NULL, NULL);
-  pthread_mutex_lock (&cb_lock);
-  int c = completions;
-  pthread_mutex_unlock (&cb_lock);
+  int c = completions_now ();
   check ("run after async_run: queue order", c == 1 && gated_runs == 5);
 }
 
@@ -1125,7 +884,8 @@ main (int argc, char **argv)
       return 2;
     }
   plugin_path = argv[1];
-  verbose = getenv ("HARNESS_VERBOSE") != NULL;
+  standin_init ("plugin-harness");
+  standin_verbose = getenv ("HARNESS_VERBOSE") != NULL;
 
   in_child ("identity", NULL, child_identity, true);
   in_child ("no devices", NULL, child_no_devices, true);
@@ -1138,7 +898,7 @@ main (int argc, char **argv)
   in_child ("OFFLOADKIT_EMULATE=99999", "99999", child_invalid, false);
 
   setenv ("OFFLOADKIT_EMULATE", "2", 1);
-  if (!open_plugin ())
+  if (!standin_open_plugin (plugin_path))
     return 2;
   check ("two emulated devices", p_get_num_devices () == 2);
   check ("init devices", p_init_device (0) && p_init_device (1));
@@ -1175,7 +935,6 @@ main (int argc, char **argv)
 	 && error_says (e, "not loaded", NULL));
   check ("fini again", p_fini_device (0));
 
-  dlclose (plugin);
-  printf ("# %d failure%s\n", failures, failures == 1 ? "" : "s");
-  return failures ? 1 : 0;
+  standin_close_plugin ();
+  return check_summary ();
 }

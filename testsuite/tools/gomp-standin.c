@@ -1,0 +1,380 @@
+/* libgomp's side of the plugin interface for the test programs; see
+   gomp-standin.h.  */
+
+#include "gomp-standin.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *program = "gomp-standin";
+bool standin_verbose;
+bool standin_show_errors;
+
+void
+standin_init (const char *name)
+{
+  program = name;
+}
+
+/* ------------------------------------------------------------------ */
+/* Checks.  */
+
+int check_failures;
+const char *standin_check_prefix = "";
+
+void
+check (const char *name, bool ok)
+{
+  printf ("%s: %s%s\n", ok ? "PASS" : "FAIL", standin_check_prefix, name);
+  fflush (stdout);
+  if (!ok)
+    check_failures++;
+}
+
+void
+unsupported (const char *name)
+{
+  printf ("UNSUPPORTED: %s%s\n", standin_check_prefix, name);
+  fflush (stdout);
+}
+
+int
+check_summary (void)
+{
+  printf ("# %d failure%s\n", check_failures,
+	  check_failures == 1 ? "" : "s");
+  return check_failures ? 1 : 0;
+}
+
+void
+standin_in_child (const char *name, bool (*body) (void *), void *arg,
+		  bool stderr_empty)
+{
+  char errfile[256];
+  snprintf (errfile, sizeof errfile, "/tmp/%s-XXXXXX", program);
+  int fd = mkstemp (errfile);
+  if (fd < 0)
+    {
+      check (name, false);
+      return;
+    }
+  fflush (stdout);
+  fflush (stderr);
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      dup2 (fd, 2);
+      check_failures = 0;
+      char prefix[128];
+      snprintf (prefix, sizeof prefix, "%s: ", name);
+      standin_check_prefix = prefix;
+      if (!body (arg))
+	_exit (3);
+      fflush (stdout);
+      _exit (check_failures ? 1 : 0);
+    }
+  int status = 0;
+  waitpid (pid, &status, 0);
+  bool normal = WIFEXITED (status) && WEXITSTATUS (status) <= 1;
+  struct stat st;
+  bool empty = fstat (fd, &st) == 0 && st.st_size == 0;
+  if (!empty || !normal)
+    {
+      /* Show what the child said, for the log.  */
+      char buf[2048];
+      ssize_t r = pread (fd, buf, sizeof buf - 1, 0);
+      if (r > 0)
+	{
+	  buf[r] = '\0';
+	  fprintf (stderr, "  (%s: stderr: %s)\n", name, buf);
+	}
+    }
+  close (fd);
+  unlink (errfile);
+  char buf[256];
+  snprintf (buf, sizeof buf, "%s: child exited normally", name);
+  check (buf, normal);
+  if (WIFEXITED (status) && WEXITSTATUS (status) == 1)
+    check_failures++;		/* Already reported by the child.  */
+  if (stderr_empty)
+    {
+      snprintf (buf, sizeof buf, "%s: nothing printed", name);
+      check (buf, empty);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* The plugin.  */
+
+static void *plugin;
+unsigned (*p_version) (void);
+const char *(*p_get_name) (void);
+unsigned (*p_get_caps) (void);
+int (*p_get_type) (void);
+int (*p_get_num_devices) (void);
+bool (*p_init_device) (int);
+bool (*p_fini_device) (int);
+int (*p_load_image) (int, unsigned, const void *, struct ok_addr_pair **);
+bool (*p_unload_image) (int, unsigned, const void *);
+void *(*p_alloc) (int, size_t);
+bool (*p_free) (int, void *);
+bool (*p_host2dev) (int, void *, const void *, size_t);
+bool (*p_dev2host) (int, void *, const void *, size_t);
+bool (*p_dev2dev) (int, void *, const void *, size_t);
+void (*p_run) (int, void *, void *, void **);
+void (*p_async_run) (int, void *, void *, void **, void *);
+
+bool
+standin_sym (void *handle, const char *name, void *fnp)
+{
+  void *sym = dlsym (handle, name);
+  memcpy (fnp, &sym, sizeof sym);
+  if (sym == NULL)
+    fprintf (stderr, "%s: no %s\n", program, name);
+  return sym != NULL;
+}
+
+bool
+standin_open_plugin (const char *path)
+{
+  plugin = dlopen (path, RTLD_NOW | RTLD_LOCAL);
+  if (plugin == NULL)
+    {
+      fprintf (stderr, "%s: %s\n", program, dlerror ());
+      return false;
+    }
+  static const struct { const char *name; void *fnp; } entries[] = {
+    { "GOMP_OFFLOAD_version", &p_version },
+    { "GOMP_OFFLOAD_get_name", &p_get_name },
+    { "GOMP_OFFLOAD_get_caps", &p_get_caps },
+    { "GOMP_OFFLOAD_get_type", &p_get_type },
+    { "GOMP_OFFLOAD_get_num_devices", &p_get_num_devices },
+    { "GOMP_OFFLOAD_init_device", &p_init_device },
+    { "GOMP_OFFLOAD_fini_device", &p_fini_device },
+    { "GOMP_OFFLOAD_load_image", &p_load_image },
+    { "GOMP_OFFLOAD_unload_image", &p_unload_image },
+    { "GOMP_OFFLOAD_alloc", &p_alloc },
+    { "GOMP_OFFLOAD_free", &p_free },
+    { "GOMP_OFFLOAD_host2dev", &p_host2dev },
+    { "GOMP_OFFLOAD_dev2host", &p_dev2host },
+    { "GOMP_OFFLOAD_dev2dev", &p_dev2dev },
+    { "GOMP_OFFLOAD_run", &p_run },
+    { "GOMP_OFFLOAD_async_run", &p_async_run },
+  };
+  bool ok = true;
+  for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++)
+    ok &= standin_sym (plugin, entries[i].name, entries[i].fnp);
+  return ok;
+}
+
+void
+standin_close_plugin (void)
+{
+  if (plugin != NULL)
+    dlclose (plugin);
+  plugin = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* The callbacks.  Plugins call them from any thread.  */
+
+static pthread_mutex_t cb_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cb_cond = PTHREAD_COND_INITIALIZER;
+static char error_buf[2048];
+static int error_count;
+static char debug_buf[2048];
+static int completions;
+static void *completion_data;
+static pthread_t completion_from;
+__thread jmp_buf *standin_fatal_jump;
+
+/* libgomp's allocators end the program when out of memory; so do
+   these.  */
+void *
+GOMP_PLUGIN_malloc (size_t n)
+{
+  void *p = malloc (n);
+  if (p == NULL)
+    abort ();
+  return p;
+}
+
+void *
+GOMP_PLUGIN_malloc_cleared (size_t n)
+{
+  void *p = calloc (1, n);
+  if (p == NULL)
+    abort ();
+  return p;
+}
+
+void *
+GOMP_PLUGIN_realloc (void *p, size_t n)
+{
+  p = realloc (p, n);
+  if (p == NULL)
+    abort ();
+  return p;
+}
+
+void
+GOMP_PLUGIN_target_task_completion (void *data)
+{
+  pthread_mutex_lock (&cb_lock);
+  completions++;
+  completion_data = data;
+  completion_from = pthread_self ();
+  pthread_cond_broadcast (&cb_cond);
+  pthread_mutex_unlock (&cb_lock);
+}
+
+/* Debug messages are always formatted (so that valgrind sees their
+   arguments used), shown only when verbose.  */
+void
+GOMP_PLUGIN_debug (int kind, const char *msg, ...)
+{
+  (void) kind;
+  va_list ap;
+  pthread_mutex_lock (&cb_lock);
+  va_start (ap, msg);
+  vsnprintf (debug_buf, sizeof debug_buf, msg, ap);
+  va_end (ap);
+  if (standin_verbose)
+    fputs (debug_buf, stderr);
+  pthread_mutex_unlock (&cb_lock);
+}
+
+void
+GOMP_PLUGIN_error (const char *msg, ...)
+{
+  va_list ap;
+  pthread_mutex_lock (&cb_lock);
+  va_start (ap, msg);
+  vsnprintf (error_buf, sizeof error_buf, msg, ap);
+  va_end (ap);
+  error_count++;
+  if (standin_verbose || standin_show_errors)
+    fprintf (stderr, "%s: plugin error: %s\n", program, error_buf);
+  pthread_mutex_unlock (&cb_lock);
+}
+
+void
+GOMP_PLUGIN_fatal (const char *msg, ...)
+{
+  char buf[1024];
+  va_list ap;
+  va_start (ap, msg);
+  vsnprintf (buf, sizeof buf, msg, ap);
+  va_end (ap);
+  if (standin_fatal_jump != NULL)
+    longjmp (*standin_fatal_jump, 1);
+  fprintf (stderr, "%s: unexpected fatal error: %s (last error: %s)\n",
+	   program, buf, error_buf);
+  exit (2);
+}
+
+/* ------------------------------------------------------------------ */
+/* What they recorded.  */
+
+int
+errors_now (void)
+{
+  pthread_mutex_lock (&cb_lock);
+  int n = error_count;
+  pthread_mutex_unlock (&cb_lock);
+  return n;
+}
+
+const char *
+last_error (void)
+{
+  return error_buf;
+}
+
+bool
+verror_says (int before, va_list needles)
+{
+  bool ok = errors_now () == before + 1;
+  for (const char *s; (s = va_arg (needles, const char *)) != NULL;)
+    if (strstr (error_buf, s) == NULL)
+      {
+	fprintf (stderr, "  (message lacks '%s')\n", s);
+	ok = false;
+      }
+  if (!ok)
+    fprintf (stderr, "  (errors %d -> %d, last: %s)\n", before, errors_now (),
+	     error_buf);
+  return ok;
+}
+
+bool
+error_says (int before, ...)
+{
+  va_list ap;
+  va_start (ap, before);
+  bool ok = verror_says (before, ap);
+  va_end (ap);
+  return ok;
+}
+
+const char *
+last_debug (void)
+{
+  return debug_buf;
+}
+
+void
+completions_reset (void)
+{
+  pthread_mutex_lock (&cb_lock);
+  completions = 0;
+  pthread_mutex_unlock (&cb_lock);
+}
+
+int
+completions_now (void)
+{
+  pthread_mutex_lock (&cb_lock);
+  int n = completions;
+  pthread_mutex_unlock (&cb_lock);
+  return n;
+}
+
+void *
+last_completion (void)
+{
+  pthread_mutex_lock (&cb_lock);
+  void *data = completion_data;
+  pthread_mutex_unlock (&cb_lock);
+  return data;
+}
+
+pthread_t
+completion_thread (void)
+{
+  pthread_mutex_lock (&cb_lock);
+  pthread_t t = completion_from;
+  pthread_mutex_unlock (&cb_lock);
+  return t;
+}
+
+void
+wait_completions (int n, int seconds)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_REALTIME, &ts);
+  ts.tv_sec += seconds;
+  pthread_mutex_lock (&cb_lock);
+  while (completions < n)
+    if (pthread_cond_timedwait (&cb_cond, &cb_lock, &ts) == ETIMEDOUT)
+      break;
+  pthread_mutex_unlock (&cb_lock);
+}

@@ -1,0 +1,136 @@
+/* libgomp's side of the plugin interface, for the test programs that
+   drive a plugin (or a piece of one) without libgomp: plugin-harness,
+   cuda-harness, mem-pool-test and offloadkit.trace/odd-names.
+
+   gomp-standin.c defines the GOMP_PLUGIN_* callbacks a plugin binds to
+   (programs that dlopen a plugin are linked with -rdynamic so that it
+   finds them) and records what they were told: the errors, the last debug
+   message, the async completions.  A test expecting GOMP_PLUGIN_fatal
+   catches it with STANDIN_CATCH_FATAL; any other fatal error ends the
+   program with status 2.  It loads the plugin and finds its
+   GOMP_OFFLOAD_* entry points as libgomp does.  And it has the checks'
+   output: one "PASS: name", "FAIL: name" or "UNSUPPORTED: name" line
+   each, which the .exp files turn into DejaGnu results, and checks run
+   in forked children.  */
+
+#ifndef OFFLOADKIT_GOMP_STANDIN_H
+#define OFFLOADKIT_GOMP_STANDIN_H
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "gomp-abi.h"
+
+/* Everything below stays out of the dynamic symbol table (-rdynamic
+   exports the program's globals), so that only the GOMP_PLUGIN_* callbacks
+   can bind to the plugin.  */
+#pragma GCC visibility push(hidden)
+
+/* Names the program in the messages and temporary files; call first.  */
+void standin_init (const char *program);
+
+/* Show debug messages and errors on stderr as they come (the harnesses
+   set it from HARNESS_VERBOSE).  Errors only: standin_show_errors.  */
+extern bool standin_verbose;
+extern bool standin_show_errors;
+
+/* ---- Checks.  */
+
+/* Prints a PASS or FAIL line for NAME, after standin_check_prefix.  */
+void check (const char *name, bool ok);
+void unsupported (const char *name);
+/* The FAIL lines printed so far.  */
+extern int check_failures;
+/* Starts the check names of a child (standin_in_child sets it).  */
+extern const char *standin_check_prefix;
+/* Prints the "# N failures" summary; the program's exit status.  */
+int check_summary (void);
+
+/* Runs BODY (ARG) in a forked child, with stderr going to a file and
+   "NAME: " before its check names; BODY returns false if it could not
+   start (exit status 3).  Then checks "NAME: child exited normally" and,
+   with STDERR_EMPTY, "NAME: nothing printed"; a child whose own checks
+   failed counts one failure here.  What the child printed on stderr goes
+   to the log when it fails or prints.  */
+void standin_in_child (const char *name, bool (*body) (void *), void *arg,
+		       bool stderr_empty);
+
+/* ---- The plugin.  */
+
+/* Its GOMP_OFFLOAD_* entry points (libgomp's names, "p_" for
+   "GOMP_OFFLOAD_"), set by standin_open_plugin.  */
+extern unsigned (*p_version) (void);
+extern const char *(*p_get_name) (void);
+extern unsigned (*p_get_caps) (void);
+extern int (*p_get_type) (void);
+extern int (*p_get_num_devices) (void);
+extern bool (*p_init_device) (int);
+extern bool (*p_fini_device) (int);
+extern int (*p_load_image) (int, unsigned, const void *,
+			    struct ok_addr_pair **);
+extern bool (*p_unload_image) (int, unsigned, const void *);
+extern void *(*p_alloc) (int, size_t);
+extern bool (*p_free) (int, void *);
+extern bool (*p_host2dev) (int, void *, const void *, size_t);
+extern bool (*p_dev2host) (int, void *, const void *, size_t);
+extern bool (*p_dev2dev) (int, void *, const void *, size_t);
+extern void (*p_run) (int, void *, void *, void **);
+extern void (*p_async_run) (int, void *, void *, void **, void *);
+
+/* dlopens the plugin at PATH and looks up every entry point; false, with
+   what is missing said on stderr, if any step fails.  */
+bool standin_open_plugin (const char *path);
+void standin_close_plugin (void);
+/* Looks NAME up in HANDLE (a dlopen result) into the function pointer at
+   FNP; false, said on stderr, when it is missing.  */
+bool standin_sym (void *handle, const char *name, void *fnp);
+
+/* ---- What the callbacks recorded.  */
+
+/* The number of GOMP_PLUGIN_error calls so far, and the last message.  */
+int errors_now (void);
+const char *last_error (void);
+/* Whether exactly one error was reported since BEFORE (an errors_now
+   value) and it contains every one of the NULL-terminated strings.  */
+bool error_says (int before, ...);
+bool verror_says (int before, va_list needles);
+/* The last GOMP_PLUGIN_debug message.  */
+const char *last_debug (void);
+
+/* GOMP_PLUGIN_target_task_completion calls since the last reset, the
+   async_data of the last one and the thread it came from.  */
+void completions_reset (void);
+int completions_now (void);
+void *last_completion (void);
+pthread_t completion_thread (void);
+/* Waits up to SECONDS for N completions since the reset.  */
+void wait_completions (int n, int seconds);
+
+/* Where GOMP_PLUGIN_fatal jumps in this thread, when set.  */
+extern __thread jmp_buf *standin_fatal_jump;
+
+#pragma GCC visibility pop
+
+/* Runs the statement after FATAL; sets FATAL, a volatile bool (it lives
+   across setjmp), to whether the statement called GOMP_PLUGIN_fatal
+   (which then does not return).  */
+#define STANDIN_CATCH_FATAL(fatal, ...)				\
+  do									\
+    {									\
+      jmp_buf standin_jb_;						\
+      (fatal) = false;							\
+      standin_fatal_jump = &standin_jb_;				\
+      if (setjmp (standin_jb_) == 0)					\
+	{								\
+	  __VA_ARGS__;							\
+	}								\
+      else								\
+	(fatal) = true;							\
+      standin_fatal_jump = NULL;					\
+    }									\
+  while (0)
+
+#endif /* OFFLOADKIT_GOMP_STANDIN_H */
