@@ -48,6 +48,7 @@ mko_add_image (struct mko_ctx *ctx, const char *path, int add_nul,
   im->add_nul = add_nul;
   im->format = format;
   im->arch = arch;
+  im->kernel_info = NULL;
 }
 
 void

@@ -25,6 +25,7 @@ struct mko_argv
 void mko_argv_push (struct mko_argv *a, const char *s);
 
 struct mko_ctx;
+struct ok_kernel_info;
 
 struct mko_target
 {
@@ -86,6 +87,10 @@ struct mko_image
   int add_nul;
   uint32_t format;		/* OK_IMAGE_*.  */
   uint32_t arch;		/* As in struct ok_tgt_desc; 0 for PTX.  */
+  /* One entry per function of the context's FUNC_NAMES, in that order,
+     for the descriptor's kernel_info; NULL when the format needs none.
+     mko_add_image sets it to NULL; the target fills it in afterwards.  */
+  const struct ok_kernel_info *kernel_info;
 };
 
 /* Append an image to CTX's list (PATH is not copied).  */

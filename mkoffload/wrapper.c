@@ -181,6 +181,24 @@ put_wrapper (FILE *f, const struct mko_ctx *ctx)
   put_name_table (f, "mko_func_names", &ctx->func_names);
   put_name_table (f, "mko_var_names", &ctx->var_names);
 
+  /* Per-image kernel information (GCN: registers and segment sizes read
+     from the code object's kernel descriptors), one entry per function.  */
+  for (size_t i = 0; i < ctx->num_images; i++)
+    {
+      const struct ok_kernel_info *ki = ctx->images[i].kernel_info;
+      if (!ki || ctx->func_names.n == 0)
+	continue;
+      fprintf (f, "static const struct ok_kernel_info mko_kernel_info_%zu"
+	       "[%zu] = {\n", i, ctx->func_names.n);
+      for (size_t k = 0; k < ctx->func_names.n; k++)
+	fprintf (f, "  { %uu, %uu, %uu, %uu, %uu, %uu },\n",
+		 (unsigned) ki[k].sgprs, (unsigned) ki[k].vgprs,
+		 (unsigned) ki[k].group_segment_size,
+		 (unsigned) ki[k].private_segment_size,
+		 (unsigned) ki[k].kernarg_size, (unsigned) ki[k].flags);
+      fputs ("};\n\n", f);
+    }
+
   /* One descriptor per image; they share the name tables.  */
   fprintf (f, "static const struct ok_tgt_desc mko_targets[%zu] = {\n",
 	   ctx->num_images);
@@ -202,8 +220,12 @@ put_wrapper (FILE *f, const struct mko_ctx *ctx)
       fprintf (f, "    .num_vars = %zu,\n", ctx->var_names.n);
       fprintf (f, "    .func_names = %s,\n",
 	       ctx->func_names.n ? "mko_func_names" : "0");
-      fprintf (f, "    .var_names = %s\n",
+      fprintf (f, "    .var_names = %s,\n",
 	       ctx->var_names.n ? "mko_var_names" : "0");
+      if (im->kernel_info && ctx->func_names.n)
+	fprintf (f, "    .kernel_info = mko_kernel_info_%zu\n", i);
+      else
+	fputs ("    .kernel_info = 0\n", f);
       fputs (i + 1 < ctx->num_images ? "  },\n" : "  }\n", f);
     }
   fputs ("};\n\n", f);

@@ -1,0 +1,357 @@
+/* The amdgcn-amdhsa offload target: GCC's amdgcn accel compiler compiles
+   the LTO objects and links them (with LLVM's lld) into a code object, an
+   AMD GPU ELF file for one GPU architecture, which we embed as it is.  One
+   code object is built per -march asked for, so that one program runs on
+   several GPU generations; the plugin picks the one of the device's ISA.
+
+   Unlike GCC's mkoffload, which compiles to assembler, scrapes the text
+   for the tables and register counts and then embeds the linked object
+   as a C array, we let the accel driver link in one go and read the
+   tables, kernel names and kernel descriptors from the linked object with
+   libelf (common/gcn-code-object.c).  */
+
+#define _GNU_SOURCE 1
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "gcn-code-object.h"
+#include "gomp-abi.h"
+#include "mkoffload.h"
+#include "offload-desc.h"
+#include "run-command.h"
+
+static int gcn_build (struct mko_ctx *ctx);
+static int gcn_option (struct mko_ctx *ctx, const char *arg);
+
+const struct mko_target mko_target = {
+  .name = "amdgcn-amdhsa",
+  .device_type = OK_GOMP_DEVICE_GCN,
+  .accel_cc = OK_ACCEL_TRIPLET "-accel-amdgcn-amdhsa-gcc-" OK_GCC_VERSION,
+  .accel_cc_env = "OFFLOADKIT_GCN_CC",
+  .package = "gcc-" OK_GCC_VERSION "-offload-amdgcn",
+  .build = gcn_build,
+  .option = gcn_option,
+  .help_options =
+"  -march=GPU[,GPU]...     GPU architectures to build code objects for:\n"
+"                          fiji (also gfx803), gfx900, gfx906, gfx908 (whose\n"
+"                          device libgomp Debian's package lacks); the\n"
+"                          option may be repeated, and every architecture\n"
+"                          named gets its own code object in the program\n"
+"                          (give it to gcc as -foffload-options=amdgcn-amdhsa=\n"
+"                          -march=gfx900,gfx906); the default is fiji, as\n"
+"                          for GCC's accel compiler\n",
+  .help_env = NULL,
+};
+
+/* The architectures GCC 12's amdgcn back end knows.  */
+static const struct gcn_arch
+{
+  const char *name;		/* For the accel compiler's -march=.  */
+  const char *alias;		/* Also accepted, or NULL.  */
+  uint32_t mach;		/* ELF e_flags EF_AMDGPU_MACH_*.  */
+} gcn_archs[] = {
+  { "fiji", "gfx803", OK_EF_AMDGPU_MACH_GFX803 },
+  { "gfx900", NULL, OK_EF_AMDGPU_MACH_GFX900 },
+  { "gfx906", NULL, OK_EF_AMDGPU_MACH_GFX906 },
+  { "gfx908", NULL, OK_EF_AMDGPU_MACH_GFX908 },
+};
+#define NUM_ARCHS (sizeof gcn_archs / sizeof gcn_archs[0])
+
+/* The values of the -march= options, in order.  */
+static struct mko_argv march_options;
+
+static int
+gcn_option (struct mko_ctx *ctx, const char *arg)
+{
+  (void) ctx;
+  if (strncmp (arg, "-march=", 7) != 0)
+    return 0;
+  mko_argv_push (&march_options, arg + 7);
+  return 1;
+}
+
+/* Turn the -march= options into the set of architectures SEL (indices
+   into gcn_archs, ascending), fiji when none was given.  Return the count,
+   or -1 after reporting one error.  */
+static int
+parse_marches (size_t *sel)
+{
+  int chosen[NUM_ARCHS] = { 0 };
+  for (size_t i = 0; i < march_options.n; i++)
+    for (const char *p = march_options.v[i];;)
+      {
+	const char *comma = strchr (p, ',');
+	size_t len = comma ? (size_t) (comma - p) : strlen (p);
+	size_t a;
+	for (a = 0; a < NUM_ARCHS; a++)
+	  if ((strlen (gcn_archs[a].name) == len
+	       && memcmp (gcn_archs[a].name, p, len) == 0)
+	      || (gcn_archs[a].alias && strlen (gcn_archs[a].alias) == len
+		  && memcmp (gcn_archs[a].alias, p, len) == 0))
+	    break;
+	if (a == NUM_ARCHS)
+	  {
+	    ok_error ("-march=%s: unknown GPU architecture '%.*s' (known:"
+		      " fiji, gfx803, gfx900, gfx906, gfx908)",
+		      march_options.v[i], (int) len, p);
+	    return -1;
+	  }
+	chosen[a] = 1;
+	if (!comma)
+	  break;
+	p = comma + 1;
+      }
+  if (march_options.n == 0)
+    chosen[0] = 1;
+  int n = 0;
+  for (size_t a = 0; a < NUM_ARCHS; a++)
+    if (chosen[a])
+      sel[n++] = a;
+  return n;
+}
+
+/* Debian's gcc-12-offload-amdgcn lacks the device libgomp for some
+   architectures (gfx908): the link would then fail in ld with undefined
+   GOMP_* symbols.  Ask the accel driver for its multilib directory of
+   ARCH (where its libgcc.a is) and check that libgomp.a is there.  When
+   the driver cannot tell, the compile itself will report.  */
+static int
+check_device_libgomp (struct mko_ctx *ctx, const struct gcn_arch *arch)
+{
+  char *march = xasprintf ("-march=%s", arch->name);
+  const char *argv[] = { ctx->accel_cc, march, "-print-libgcc-file-name",
+			 NULL };
+  static const char *const unset_env[] = {
+    "GCC_EXEC_PREFIX", "COMPILER_PATH", "LIBRARY_PATH", NULL
+  };
+  char *out = NULL;
+  struct ok_command cmd = { .argv = argv, .unset_env = unset_env,
+			    .out = &out, .quiet = 1 };
+  int rc = 0;
+  if (ok_run_command (&cmd) == 0 && out && out[0] == '/')
+    {
+      out[strcspn (out, "\n")] = '\0';
+      char *slash = strrchr (out, '/');
+      if (slash && strcmp (slash, "/libgcc.a") == 0
+	  && access (out, F_OK) == 0)
+	{
+	  *slash = '\0';
+	  char *libgomp = xasprintf ("%s/libgomp.a", out);
+	  if (access (libgomp, F_OK) != 0)
+	    {
+	      ok_error ("-march=%s: the device libgomp '%s' is missing: %s"
+			" provides none for %s; build for fiji, gfx900 or"
+			" gfx906 instead, or use an accel compiler that has it"
+			" (OFFLOADKIT_GCN_CC)", arch->name, libgomp,
+			mko_target.package, arch->name);
+	      rc = -1;
+	    }
+	  free (libgomp);
+	}
+    }
+  free (out);
+  free (march);
+  return rc;
+}
+
+/* Assembler linked before the device code: a global label at the start
+   of the variable table, as GCC's mkoffload adds (it edits the assembler
+   text for it).  The HSA runtime loads no local symbols, so a "static"
+   device variable cannot be found by name; through this label a plugin
+   reads the relocated table from device memory instead, as GCC's does.
+   Being the first contribution to .gnu.offload_vars (inputs are laid out
+   in command-line order), the label is the table's start; read_image
+   checks that.  */
+static const char var_table_label[] =
+  "\t.section .gnu.offload_vars,\"aw\"\n"
+  "\t.p2align 3\n"
+  "\t.globl .offload_var_table\n"
+  "\t.type .offload_var_table, @object\n"
+  ".offload_var_table:\n";
+
+/* The accel compiler command that compiles and links CTX's inputs for
+   ARCH into IMAGE, LABEL (var_table_label's file) first.  */
+static const char **
+accel_argv (struct mko_ctx *ctx, const struct gcn_arch *arch,
+	    const char *image, const char *label)
+{
+  struct mko_argv a = { 0 };
+  mko_argv_push (&a, ctx->accel_cc);
+  if (ctx->save_temps)
+    mko_argv_push (&a, "-save-temps");
+  if (ok_verbose)
+    mko_argv_push (&a, "-v");
+  mko_argv_push (&a, "-xassembler");
+  mko_argv_push (&a, label);
+  mko_argv_push (&a, "-xlto");
+  mko_argv_push (&a, "-m64");
+  if (ctx->fopenmp)
+    mko_argv_push (&a, "-mgomp");
+  for (size_t i = 0; i < ctx->passthrough.n; i++)
+    mko_argv_push (&a, ctx->passthrough.v[i]);
+  mko_argv_push (&a, xasprintf ("-march=%s", arch->name));
+  mko_argv_push (&a, "-dumpdir");
+  mko_argv_push (&a, "");
+  mko_argv_push (&a, "-dumpbase");
+  mko_argv_push (&a, xasprintf ("%s.mkoffload.%s", ctx->dumpbase,
+				arch->name));
+  mko_argv_push (&a, "-dumpbase-ext");
+  mko_argv_push (&a, "");
+  mko_argv_push (&a, "-o");
+  mko_argv_push (&a, image);
+  /* The device runtime; GCC's mkoffload links it explicitly too.  */
+  mko_argv_push (&a, "-lgomp");
+  return a.v;
+}
+
+/* Read IMAGE, built for ARCH, and record its tables in CTX (the first
+   image) or check that they are the same (the others: every image must
+   list the same functions and variables in the same order, since the
+   descriptor's name tables are shared).  Store the kernel information of
+   the functions, in table order, in *INFO.  */
+static int
+read_image (struct mko_ctx *ctx, const struct gcn_arch *arch,
+	    const char *image, int first, struct ok_kernel_info **info)
+{
+  struct ok_gcn_code_object co;
+  if (ok_gcn_read_code_object_file (image, &co) < 0)
+    return -1;
+  int rc = -1;
+  if (co.mach != arch->mach)
+    {
+      ok_error ("'%s': the accel compiler built a code object for GPU"
+		" %#x (ELF flags %#x), not for %s (%#x)", image,
+		(unsigned) co.mach, (unsigned) co.e_flags, arch->name,
+		(unsigned) arch->mach);
+      goto out;
+    }
+  if (co.num_vars
+      && (!co.has_var_table_sym || co.var_table_sym != co.var_table_addr))
+    {
+      ok_error ("'%s': the global label .offload_var_table is %s the start"
+		" of the variable table (%#" PRIx64 ")", image,
+		co.has_var_table_sym ? "not at" : "missing from",
+		co.var_table_addr);
+      goto out;
+    }
+  if (!first
+      && (co.num_funcs != ctx->func_names.n
+	  || co.num_vars != ctx->var_names.n))
+    {
+      ok_error ("'%s': the code object for %s has %zu functions and %zu"
+		" variables, the first one %zu and %zu", image, arch->name,
+		co.num_funcs, co.num_vars, ctx->func_names.n,
+		ctx->var_names.n);
+      goto out;
+    }
+  for (size_t i = 0; i < co.num_funcs; i++)
+    {
+      const char *nm = co.kernels[co.funcs[i]].name;
+      if (first)
+	mko_argv_push (&ctx->func_names, xstrdup (nm));
+      else if (strcmp (nm, ctx->func_names.v[i]) != 0)
+	{
+	  ok_error ("'%s': function %zu of the code object for %s is '%s',"
+		    " of the first one '%s'", image, i, arch->name, nm,
+		    ctx->func_names.v[i]);
+	  goto out;
+	}
+    }
+  for (size_t i = 0; i < co.num_vars; i++)
+    {
+      const char *nm = co.vars[i].name;
+      if (first)
+	mko_argv_push (&ctx->var_names, xstrdup (nm));
+      else if (strcmp (nm, ctx->var_names.v[i]) != 0)
+	{
+	  ok_error ("'%s': variable %zu of the code object for %s is '%s',"
+		    " of the first one '%s'", image, i, arch->name, nm,
+		    ctx->var_names.v[i]);
+	  goto out;
+	}
+    }
+  *info = xcalloc (co.num_funcs ? co.num_funcs : 1, sizeof **info);
+  for (size_t i = 0; i < co.num_funcs; i++)
+    (*info)[i] = co.kernels[co.funcs[i]].info;
+  if (ok_verbose)
+    for (size_t i = 0; i < co.num_funcs; i++)
+      ok_inform ("%s: kernel %s: %u SGPRs, %u VGPRs, %u bytes LDS, %u bytes"
+		 " private", arch->name, ctx->func_names.v[i],
+		 (*info)[i].sgprs, (*info)[i].vgprs,
+		 (*info)[i].group_segment_size,
+		 (*info)[i].private_segment_size);
+  rc = 0;
+out:
+  ok_gcn_code_object_free (&co);
+  return rc;
+}
+
+static int
+gcn_build (struct mko_ctx *ctx)
+{
+  size_t sel[NUM_ARCHS];
+  int n = parse_marches (sel);
+  if (n < 0)
+    return -1;
+
+  for (int i = 0; i < n; i++)
+    if (check_device_libgomp (ctx, &gcn_archs[sel[i]]) < 0)
+      return -1;
+
+  static const char *const unset_env[] = {
+    "GCC_EXEC_PREFIX", "COMPILER_PATH", "LIBRARY_PATH", NULL
+  };
+  const char *label = mko_intermediate (ctx, ".mkoffload.vartable.s");
+  if (mko_write_file (label, var_table_label, sizeof var_table_label - 1) < 0)
+    return -1;
+
+  struct ok_command cmds[NUM_ARCHS];
+  const char *images[NUM_ARCHS];
+  int status[NUM_ARCHS];
+  memset (cmds, 0, sizeof cmds);
+  for (int i = 0; i < n; i++)
+    {
+      const struct gcn_arch *arch = &gcn_archs[sel[i]];
+      char *suffix = xasprintf (".mkoffload.%s.hsaco", arch->name);
+      images[i] = mko_intermediate (ctx, suffix);
+      free (suffix);
+      cmds[i].argv = accel_argv (ctx, arch, images[i], label);
+      cmds[i].unset_env = unset_env;
+    }
+
+  /* The architectures are compiled in parallel: each is a whole LTO
+     compile of the device code.  */
+  long ncpu = sysconf (_SC_NPROCESSORS_ONLN);
+  unsigned jobs = ncpu > 0 ? (unsigned) ncpu : 1;
+  if (ok_run_commands (cmds, n, jobs, status) < 0)
+    return -1;
+  for (int i = 0; i < n; i++)
+    if (status[i] == -1)
+      return -1;		/* Already reported.  */
+    else if (status[i] > 0)
+      {
+	ok_error ("'%s' exited with status %d (building the code object for"
+		  " %s)", cmds[i].argv[0], status[i], gcn_archs[sel[i]].name);
+	return -1;
+      }
+
+  for (int i = 0; i < n; i++)
+    {
+      const struct gcn_arch *arch = &gcn_archs[sel[i]];
+      struct ok_kernel_info *info;
+      if (read_image (ctx, arch, images[i], i == 0, &info) < 0)
+	return -1;
+      mko_add_image (ctx, images[i], 0, OK_IMAGE_GCN,
+		     ok_gcn_arch_of_mach (arch->mach));
+      ctx->images[ctx->num_images - 1].kernel_info = info;
+    }
+  for (int i = 0; i < n; i++)
+    free ((void *) cmds[i].argv);
+  return 0;
+}
