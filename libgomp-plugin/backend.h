@@ -101,5 +101,6 @@ struct ok_backend
 /* The backends that exist.  A plugin lists the ones it uses.  */
 extern const struct ok_backend ok_backend_emulated;
 extern const struct ok_backend ok_backend_cuda;
+extern const struct ok_backend ok_backend_hsa;
 
 #endif /* OFFLOADKIT_BACKEND_H */

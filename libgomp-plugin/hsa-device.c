@@ -1,0 +1,285 @@
+/* GCN devices of the HSA backend: one per GPU agent.  A device has the
+   agent's ISA (which image it can run), two memory regions (host-visible
+   kernel arguments, coarse-grained device memory), one AQL queue shared
+   by every host thread (the runtime's multi-producer queues allow that),
+   and the state of the other files.  */
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hsa-internal.h"
+
+void
+hsa_dev_error (const struct hsa_device *dev, const char *fmt, ...)
+{
+  char msg[1024];
+  va_list ap;
+  va_start (ap, fmt);
+  vsnprintf (msg, sizeof msg, fmt, ap);
+  va_end (ap);
+  GOMP_PLUGIN_error ("offloadkit-%s: %s: %s", ok_plugin.name, dev->label,
+		     msg);
+}
+
+void
+hsa_call_error (const struct hsa_device *dev, const char *what,
+		const char *call, hsa_status_t s)
+{
+  char err[OK_HSA_ERRLEN];
+  hsa_dev_error (dev, "%s: %s: %s", what, call,
+		 ok_hsa_status (s, err, sizeof err));
+}
+
+bool
+hsa_teardown_ok (const struct hsa_device *dev, hsa_status_t s,
+		 const char *what, const char *call)
+{
+  if (s == HSA_STATUS_SUCCESS || hsa_is_broken (dev))
+    return true;
+  char buf[128];
+  snprintf (buf, sizeof buf, "cannot %s", what);
+  hsa_call_error (dev, buf, call, s);
+  return false;
+}
+
+/* The agent's ISA name, "amdgcn-amd-amdhsa--gfx906:sramecc+:xnack-".  */
+struct isa_walk
+{
+  char *buf;
+  size_t len;
+  bool found;
+};
+
+static hsa_status_t
+hsa_first_isa (hsa_isa_t isa, void *data)
+{
+  struct isa_walk *walk = data;
+  uint32_t n = 0;
+  if (ok_hsa.hsa_isa_get_info_alt (isa, HSA_ISA_INFO_NAME_LENGTH, &n)
+      != HSA_STATUS_SUCCESS || n == 0 || n > 4096)
+    return HSA_STATUS_SUCCESS;
+  char *name = calloc (1, (size_t) n + 1);
+  if (name == NULL)
+    return HSA_STATUS_SUCCESS;
+  if (ok_hsa.hsa_isa_get_info_alt (isa, HSA_ISA_INFO_NAME, name)
+      == HSA_STATUS_SUCCESS)
+    {
+      snprintf (walk->buf, walk->len, "%s", name);
+      walk->found = true;
+    }
+  free (name);
+  return walk->found ? HSA_STATUS_INFO_BREAK : HSA_STATUS_SUCCESS;
+}
+
+/* Fill DEV's ISA_NAME, GFX and ARCH.  The ISA name is authoritative; the
+   agent's name ("gfx906") serves when the runtime cannot list ISAs.  */
+static bool
+hsa_get_isa (struct hsa_device *dev)
+{
+  struct isa_walk walk = { dev->isa_name, sizeof dev->isa_name, false };
+  if (ok_hsa.hsa_agent_iterate_isas != NULL
+      && ok_hsa.hsa_isa_get_info_alt != NULL)
+    ok_hsa.hsa_agent_iterate_isas (dev->agent, hsa_first_isa, &walk);
+  if (!walk.found)
+    {
+      char name[64] = "";
+      hsa_status_t s = ok_hsa.hsa_agent_get_info (dev->agent,
+						  HSA_AGENT_INFO_NAME, name);
+      if (s != HSA_STATUS_SUCCESS)
+	{
+	  hsa_call_error (dev, "cannot name the agent's ISA",
+			  "hsa_agent_get_info", s);
+	  return false;
+	}
+      name[sizeof name - 1] = '\0';
+      snprintf (dev->isa_name, sizeof dev->isa_name, "%s", name);
+    }
+  /* The processor is the "gfx..." part, up to the first ':'.  */
+  const char *g = strstr (dev->isa_name, "gfx");
+  if (g == NULL)
+    {
+      hsa_dev_error (dev, "agent ISA \"%s\" is not an AMD GCN ISA",
+		     dev->isa_name);
+      return false;
+    }
+  size_t n = strcspn (g, ":");
+  if (n >= sizeof dev->gfx)
+    n = sizeof dev->gfx - 1;
+  memcpy (dev->gfx, g, n);
+  dev->gfx[n] = '\0';
+  /* gfx906 -> 0x906, gfx90a -> 0x90a, gfx1030 -> 0x1030: how offloadkit's
+     descriptors name architectures.  */
+  char *end;
+  unsigned long arch = strtoul (dev->gfx + 3, &end, 16);
+  dev->arch = (*end == '\0' && end != dev->gfx + 3) ? (uint32_t) arch : 0;
+  return true;
+}
+
+/* Pick the kernarg region and the coarse-grained device-memory region.  */
+static hsa_status_t
+hsa_pick_region (hsa_region_t region, void *data)
+{
+  struct hsa_device *dev = data;
+  hsa_region_segment_t segment;
+  if (ok_hsa.hsa_region_get_info (region, HSA_REGION_INFO_SEGMENT, &segment)
+      != HSA_STATUS_SUCCESS || segment != HSA_REGION_SEGMENT_GLOBAL)
+    return HSA_STATUS_SUCCESS;
+  bool alloc_ok = false;
+  if (ok_hsa.hsa_region_get_info (region,
+				  HSA_REGION_INFO_RUNTIME_ALLOC_ALLOWED,
+				  &alloc_ok) != HSA_STATUS_SUCCESS
+      || !alloc_ok)
+    return HSA_STATUS_SUCCESS;
+  uint32_t flags = 0;
+  if (ok_hsa.hsa_region_get_info (region, HSA_REGION_INFO_GLOBAL_FLAGS,
+				  &flags) != HSA_STATUS_SUCCESS)
+    return HSA_STATUS_SUCCESS;
+  if ((flags & HSA_REGION_GLOBAL_FLAG_KERNARG)
+      && dev->kernarg_region.handle == 0)
+    dev->kernarg_region = region;
+  if ((flags & HSA_REGION_GLOBAL_FLAG_COARSE_GRAINED)
+      && dev->data_region.handle == 0)
+    dev->data_region = region;
+  return HSA_STATUS_SUCCESS;
+}
+
+/* A fault of a dispatched kernel arrives here, on a runtime thread.  The
+   waiting host thread sees QUEUE_ERROR and reports, naming the kernel.  */
+static void
+hsa_queue_callback (hsa_status_t status, hsa_queue_t *queue, void *data)
+{
+  (void) queue;
+  struct hsa_device *dev = data;
+  __atomic_store_n (&dev->queue_error, status, __ATOMIC_RELEASE);
+  __atomic_store_n (&dev->broken, true, __ATOMIC_RELEASE);
+}
+
+static void hsa_device_free (struct hsa_device *dev);
+
+static void *
+hsa_init_device (int local, int ord)
+{
+  struct hsa_device *dev = calloc (1, sizeof *dev);
+  if (dev == NULL)
+    {
+      GOMP_PLUGIN_error ("offloadkit-%s: out of memory", ok_plugin.name);
+      return NULL;
+    }
+  dev->local = local;
+  dev->ord = ord;
+  dev->agent = ok_hsa_agents[local];
+  snprintf (dev->label, sizeof dev->label, "device %d", ord);
+  pthread_mutex_init (&dev->slot_lock, NULL);
+  pthread_mutex_init (&dev->image_lock, NULL);
+  pthread_mutex_init (&dev->async_lock, NULL);
+  pthread_cond_init (&dev->async_cond, NULL);
+  pthread_cond_init (&dev->async_idle, NULL);
+
+  if (!hsa_get_isa (dev))
+    goto fail;
+  snprintf (dev->label, sizeof dev->label, "device %d (%s)", ord, dev->gfx);
+
+  if (ok_hsa.hsa_agent_get_info (dev->agent,
+				 HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT,
+				 &dev->cu_count) != HSA_STATUS_SUCCESS
+      || dev->cu_count == 0)
+    dev->cu_count = 64;		/* What most GCN parts have.  */
+
+  hsa_status_t s = ok_hsa.hsa_agent_iterate_regions (dev->agent,
+						     hsa_pick_region, dev);
+  if (s != HSA_STATUS_SUCCESS)
+    {
+      hsa_call_error (dev, "cannot list memory regions",
+		      "hsa_agent_iterate_regions", s);
+      goto fail;
+    }
+  if (dev->kernarg_region.handle == 0 || dev->data_region.handle == 0)
+    {
+      hsa_dev_error (dev, "the agent has no %s region",
+		     dev->kernarg_region.handle == 0
+		     ? "kernel-argument" : "coarse-grained global memory");
+      goto fail;
+    }
+
+  uint32_t qmax = 0;
+  if (ok_hsa.hsa_agent_get_info (dev->agent, HSA_AGENT_INFO_QUEUE_MAX_SIZE,
+				 &qmax) != HSA_STATUS_SUCCESS || qmax == 0)
+    qmax = 64;
+  uint32_t qsize = qmax < 1024 ? qmax : 1024;
+  s = ok_hsa.hsa_queue_create (dev->agent, qsize, HSA_QUEUE_TYPE_MULTI,
+			       hsa_queue_callback, dev, UINT32_MAX,
+			       UINT32_MAX, &dev->queue);
+  if (s != HSA_STATUS_SUCCESS)
+    {
+      dev->queue = NULL;
+      hsa_call_error (dev, "cannot create a queue", "hsa_queue_create", s);
+      goto fail;
+    }
+  if (!hsa_memory_init (dev))
+    goto fail;
+  OK_DEBUG ("%s: ISA %s, %u compute units, queue of %u packets",
+	    dev->label, dev->isa_name, dev->cu_count, dev->queue->size);
+  return dev;
+
+ fail:
+  hsa_device_free (dev);
+  return NULL;
+}
+
+static void
+hsa_device_free (struct hsa_device *dev)
+{
+  if (dev->queue != NULL)
+    hsa_teardown_ok (dev, ok_hsa.hsa_queue_destroy (dev->queue),
+		     "destroy the queue", "hsa_queue_destroy");
+  pthread_mutex_destroy (&dev->slot_lock);
+  pthread_mutex_destroy (&dev->image_lock);
+  pthread_mutex_destroy (&dev->async_lock);
+  pthread_cond_destroy (&dev->async_cond);
+  pthread_cond_destroy (&dev->async_idle);
+  free (dev);
+}
+
+static bool
+hsa_fini_device (void *d)
+{
+  struct hsa_device *dev = d;
+  /* Called from a completion (exit in a nowait region's continuation):
+     leave everything as it is.  */
+  if (!hsa_async_fini (dev))
+    return true;
+  bool ok = hsa_unload_all (dev);
+  ok &= hsa_launch_fini (dev);
+  ok &= hsa_memory_fini (dev);
+  if (dev->queue != NULL)
+    ok &= hsa_teardown_ok (dev, ok_hsa.hsa_queue_destroy (dev->queue),
+			   "destroy the queue", "hsa_queue_destroy");
+  dev->queue = NULL;
+  hsa_device_free (dev);
+  return ok;
+}
+
+static int
+hsa_probe (void)
+{
+  return ok_hsa_load ();
+}
+
+const struct ok_backend ok_backend_hsa = {
+  .name = "hsa",
+  .probe = hsa_probe,
+  .init_device = hsa_init_device,
+  .fini_device = hsa_fini_device,
+  .load_image = hsa_load_image,
+  .unload_image = hsa_unload_image,
+  .load_gcc_image = hsa_load_gcc_image,
+  .alloc = hsa_alloc,
+  .free = hsa_free,
+  .host2dev = hsa_host2dev,
+  .dev2host = hsa_dev2host,
+  .dev2dev = hsa_dev2dev,
+  .run = hsa_run,
+  .async_run = hsa_async_run,
+};

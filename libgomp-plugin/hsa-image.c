@@ -1,0 +1,602 @@
+/* Images of the HSA backend: choosing the code object whose architecture
+   matches the agent, checking it, loading it into an executable, and
+   finding its kernels and variables.  Both offloadkit's descriptors and
+   GCC 12's own gcn format (gcc-gcn-image.h) are loaded here.  */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "desc-check.h"
+#include "gcc-gcn-image.h"
+#include "hsa-internal.h"
+#include "trace.h"
+
+/* Longest kernel or variable name accepted from GCC-format data, which
+   carries no sizes to check against.  */
+#define NAME_MAX_LEN 4096
+
+static void
+hsa_image_free (struct hsa_device *dev, struct hsa_image *img)
+{
+  if (img->has_exe)
+    hsa_teardown_ok (dev, ok_hsa.hsa_executable_destroy (img->exe),
+		     "destroy an executable", "hsa_executable_destroy");
+  if (img->has_reader)
+    hsa_teardown_ok (dev, ok_hsa.hsa_code_object_reader_destroy (img->reader),
+		     "destroy a code object reader",
+		     "hsa_code_object_reader_destroy");
+  if (img->heap != NULL)
+    hsa_raw_free (dev, img->heap, "the device heap");
+  for (size_t i = 0; i < img->num_kernels; i++)
+    free (img->kernels[i].name);
+  free (img->kernels);
+  free (img);
+}
+
+static bool
+hsa_symbol (struct hsa_device *dev, struct hsa_image *img, const char *name,
+	    hsa_executable_symbol_t *sym)
+{
+  return ok_hsa.hsa_executable_get_symbol_by_name (img->exe, name,
+						   &dev->agent, sym)
+	 == HSA_STATUS_SUCCESS;
+}
+
+/* Address and size of global variable NAME: 1, or 0 when the runtime
+   has no such symbol (not reported), or -1 when it cannot say
+   (reported).  */
+static int
+hsa_variable (struct hsa_device *dev, struct hsa_image *img,
+	      const char *name, uint64_t *addr, uint32_t *size)
+{
+  hsa_executable_symbol_t sym;
+  if (!hsa_symbol (dev, img, name, &sym))
+    return 0;
+  hsa_status_t s = ok_hsa.hsa_executable_symbol_get_info
+    (sym, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS, addr);
+  if (s == HSA_STATUS_SUCCESS)
+    s = ok_hsa.hsa_executable_symbol_get_info
+      (sym, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_SIZE, size);
+  if (s != HSA_STATUS_SUCCESS)
+    {
+      char what[160];
+      snprintf (what, sizeof what, "cannot locate variable '%.100s'", name);
+      hsa_call_error (dev, what, "hsa_executable_symbol_get_info", s);
+      return -1;
+    }
+  return 1;
+}
+
+/* The device's offload variable table: NVARS (address, size) pairs of
+   64-bit words at the global label .offload_var_table, in host-table
+   order, relocated by the runtime's loader (GCC's .gnu.offload_vars; a
+   size word carries the link bit).  Both image formats have the label,
+   and only the table reaches every variable: the runtime does not load
+   the local symbols of `static' variables (code object v3 and later), so
+   they cannot be looked up by name.  WHAT names the image in messages.
+   A malloc'd array, or NULL (reported).  */
+static struct gcc_gcn_var *
+hsa_var_table (struct hsa_device *dev, struct hsa_image *img, size_t nvars,
+	       const char *what)
+{
+  size_t bytes = nvars * sizeof (struct gcc_gcn_var);
+  uint64_t addr = 0;
+  uint32_t size = 0;
+  int found = hsa_variable (dev, img, GCC_GCN_VAR_TABLE, &addr, &size);
+  if (found < 0)
+    return NULL;
+  if (found == 0)
+    {
+      hsa_dev_error (dev, "%s: expected the table of its %zu offload"
+		     " variables (%zu bytes) at the global symbol %s, found"
+		     " no global symbol of that name", what, nvars, bytes,
+		     GCC_GCN_VAR_TABLE);
+      return NULL;
+    }
+  /* The mkoffloads define the label without a size (0): then only the
+     host's count tells.  */
+  if (addr == 0 || (size != 0 && size < bytes))
+    {
+      hsa_dev_error (dev, "%s: expected the table of its %zu offload"
+		     " variables at %s, which need %zu bytes; found %u bytes"
+		     " at %#llx", what, nvars, GCC_GCN_VAR_TABLE, bytes,
+		     (unsigned) size, (unsigned long long) addr);
+      return NULL;
+    }
+  struct gcc_gcn_var *vars = malloc (bytes ? bytes : 1);
+  if (vars == NULL)
+    {
+      hsa_dev_error (dev, "out of memory loading an image");
+      return NULL;
+    }
+  if (!hsa_dev2host (dev, vars, (void *) (uintptr_t) addr, bytes))
+    {
+      free (vars);
+      return NULL;
+    }
+  return vars;
+}
+
+/* Table entry VAR as an address-table pair: a link variable is a pointer
+   on the device (its size word still gives the host object's size).  */
+static void
+hsa_var_pair (const struct gcc_gcn_var *var, struct ok_addr_pair *pair)
+{
+  bool link = (var->size & OK_GOMP_LINK_BIT) != 0;
+  uint64_t size = link ? sizeof (void *) : var->size;
+  pair->start = (uintptr_t) var->addr;
+  pair->end = (uintptr_t) (var->addr + size);
+}
+
+/* Fill K from kernel symbol NAME.kd: 1 when done, 0 when the symbol is
+   missing (reported only when REQUIRED), -1 after a reported error.  */
+static int
+hsa_kernel_init (struct hsa_device *dev, struct hsa_image *img,
+		 struct hsa_kernel *k, const char *name, uint32_t vgprs,
+		 bool required)
+{
+  size_t n = strlen (name);
+  char *kd = malloc (n + 4);
+  k->name = strdup (name);
+  if (kd == NULL || k->name == NULL)
+    {
+      free (kd);
+      hsa_dev_error (dev, "out of memory loading an image");
+      return -1;
+    }
+  memcpy (kd, name, n);
+  memcpy (kd + n, ".kd", 4);
+  hsa_executable_symbol_t sym;
+  bool found = hsa_symbol (dev, img, kd, &sym);
+  free (kd);
+  if (!found)
+    {
+      if (required)
+	{
+	  hsa_dev_error (dev, "the code object lacks kernel '%s' (no symbol"
+			 " %s.kd)", name, name);
+	  return -1;
+	}
+      return 0;
+    }
+  static const struct { int attr; const char *what; } attrs[] = {
+    { HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, "object" },
+    { HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE, "kernarg size" },
+    { HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE, "group size" },
+    { HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE,
+      "private size" },
+  };
+  void *dst[] = { &k->object, &k->kernarg_size, &k->group_size,
+		  &k->private_size };
+  for (int i = 0; i < 4; i++)
+    {
+      hsa_status_t s = ok_hsa.hsa_executable_symbol_get_info (sym,
+							       attrs[i].attr,
+							       dst[i]);
+      if (s != HSA_STATUS_SUCCESS)
+	{
+	  char what[160];
+	  snprintf (what, sizeof what, "cannot read the %s of kernel"
+		    " '%.100s'", attrs[i].what, name);
+	  hsa_call_error (dev, what, "hsa_executable_symbol_get_info", s);
+	  return -1;
+	}
+    }
+  /* GCC's OpenMP kernels take one pointer; the device runtime reads the
+     rest of struct gcn_kernargs implicitly.  */
+  if (k->kernarg_size > sizeof (struct gcn_kernargs))
+    {
+      hsa_dev_error (dev, "kernel '%s' wants %u bytes of kernel arguments;"
+		     " GCC's OpenMP kernels take %zu", name,
+		     (unsigned) k->kernarg_size, sizeof (int64_t));
+      return -1;
+    }
+  k->vgprs = vgprs;
+  k->image = img;
+  return 1;
+}
+
+/* Check IMAGE and load it into a new frozen executable for DEV with a
+   device heap: everything but the kernels and variables.  */
+static struct hsa_image *
+hsa_exec_load (struct hsa_device *dev, const unsigned char *image,
+	       size_t size)
+{
+  char err[256];
+  unsigned mach = 0;
+  if (!hsa_elf_check (image, size, &mach, err, sizeof err))
+    {
+      hsa_dev_error (dev, "cannot load offload image: %s", err);
+      return NULL;
+    }
+  uint32_t arch = hsa_mach_arch (mach);
+  if (arch != 0 && dev->arch != 0 && arch != dev->arch)
+    {
+      hsa_dev_error (dev, "cannot load offload image: its code object is for"
+		     " gfx%x, the agent's ISA is %s", (unsigned) arch,
+		     dev->isa_name);
+      return NULL;
+    }
+
+  struct hsa_image *img = calloc (1, sizeof *img);
+  if (img == NULL)
+    {
+      hsa_dev_error (dev, "out of memory loading an image");
+      return NULL;
+    }
+  hsa_status_t s = ok_hsa.hsa_code_object_reader_create_from_memory
+    (image, size, &img->reader);
+  if (s != HSA_STATUS_SUCCESS)
+    {
+      hsa_call_error (dev, "cannot read the code object",
+		      "hsa_code_object_reader_create_from_memory", s);
+      goto fail;
+    }
+  img->has_reader = true;
+  s = ok_hsa.hsa_executable_create_alt (HSA_PROFILE_FULL,
+					HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT,
+					"", &img->exe);
+  if (s != HSA_STATUS_SUCCESS)
+    {
+      hsa_call_error (dev, "cannot create an executable",
+		      "hsa_executable_create_alt", s);
+      goto fail;
+    }
+  img->has_exe = true;
+  s = ok_hsa.hsa_executable_load_agent_code_object (img->exe, dev->agent,
+						    img->reader, "", NULL);
+  if (s != HSA_STATUS_SUCCESS)
+    {
+      hsa_call_error (dev, "cannot load the code object",
+		      "hsa_executable_load_agent_code_object", s);
+      goto fail;
+    }
+  s = ok_hsa.hsa_executable_freeze (img->exe, "");
+  if (s != HSA_STATUS_SUCCESS)
+    {
+      hsa_call_error (dev, "cannot freeze the executable",
+		      "hsa_executable_freeze", s);
+      goto fail;
+    }
+
+  /* The device newlib's malloc carves from this: a 64-bit size, then the
+     data.  */
+  int64_t heap_size = (int64_t) ok_hsa_env_size ("OFFLOADKIT_GCN_HEAP_SIZE",
+						  GCN_HEAP_DEFAULT);
+  if (heap_size < 4096)
+    heap_size = 4096;
+  img->heap = hsa_raw_alloc (dev, (size_t) heap_size + sizeof (int64_t),
+			     "the device heap");
+  if (img->heap == NULL)
+    goto fail;
+  if (!hsa_host2dev (dev, img->heap, &heap_size, sizeof heap_size))
+    goto fail;
+  return img;
+
+ fail:
+  hsa_image_free (dev, img);
+  return NULL;
+}
+
+/* Run the image's constructors when it has any, and remember its
+   destructors.  */
+static bool
+hsa_image_ctors (struct hsa_device *dev, struct hsa_image *img,
+		 struct hsa_kernel *init, struct hsa_kernel *fini)
+{
+  if (init != NULL && !hsa_run_ctor (dev, init))
+    return false;
+  img->fini = fini;
+  return true;
+}
+
+static void
+hsa_image_link (struct hsa_device *dev, struct hsa_image *img)
+{
+  pthread_mutex_lock (&dev->image_lock);
+  img->next = dev->images;
+  dev->images = img;
+  pthread_mutex_unlock (&dev->image_lock);
+}
+
+/* The __gomp_device_num entry ({0, 0} when the image has none); false
+   (reported) when the runtime cannot say where it is.  */
+static bool
+hsa_device_num (struct hsa_device *dev, struct hsa_image *img,
+		struct ok_addr_pair *pair)
+{
+  uint64_t addr = 0;
+  uint32_t size = 0;
+  int found = hsa_variable (dev, img, OK_GOMP_DEVICE_NUM_VAR, &addr, &size);
+  if (found > 0)
+    {
+      pair->start = (uintptr_t) addr;
+      pair->end = (uintptr_t) (addr + size);
+    }
+  else
+    pair->start = pair->end = 0;
+  return found >= 0;
+}
+
+/* Pick DESC's code object for DEV's architecture.  */
+static const struct ok_tgt_desc *
+hsa_choose (struct hsa_device *dev, const struct ok_image_req *req)
+{
+  char archs[160] = "";
+  size_t used = 0;
+  const struct ok_tgt_desc *t;
+  for (unsigned i = 0; (t = ok_desc_target (req->desc, req->device_type, i));
+       i++)
+    {
+      if (t->image_format == OK_IMAGE_GCN && t->arch == dev->arch)
+	return t;
+      if (used < sizeof archs)
+	used += (size_t) snprintf (archs + used, sizeof archs - used,
+				   "%s%s%x", used ? ", " : "",
+				   t->image_format == OK_IMAGE_GCN ? "gfx"
+				   : "format ", t->image_format == OK_IMAGE_GCN
+				   ? (unsigned) t->arch
+				   : (unsigned) t->image_format);
+    }
+  hsa_dev_error (dev, "no offload image for the agent's ISA %s (the program"
+		 " has images for %s); rebuild with -foffload-options="
+		 "amdgcn-amdhsa=-march=%s", dev->isa_name,
+		 archs[0] ? archs : "no GCN architecture", dev->gfx);
+  return NULL;
+}
+
+bool
+hsa_load_image (void *d, const struct ok_image_req *req, void **image)
+{
+  struct hsa_device *dev = d;
+  uint64_t start = ok_trace_on () ? ok_trace_now () : 0;
+  const struct ok_tgt_desc *tgt = hsa_choose (dev, req);
+  if (tgt == NULL)
+    return false;
+  struct hsa_image *img
+    = hsa_exec_load (dev, tgt->image_start,
+		     (size_t) (tgt->image_end - tgt->image_start));
+  if (img == NULL)
+    return false;
+
+  img->kernels = calloc (req->num_funcs + 2, sizeof *img->kernels);
+  if (img->kernels == NULL)
+    {
+      hsa_dev_error (dev, "out of memory loading an image");
+      goto fail;
+    }
+  for (size_t i = 0; i < req->num_funcs; i++)
+    {
+      img->num_kernels = i + 1;
+      uint32_t vgprs = tgt->kernel_info ? tgt->kernel_info[i].vgprs : 0;
+      if (tgt->func_names[i] == NULL
+	  || hsa_kernel_init (dev, img, &img->kernels[i], tgt->func_names[i],
+			      vgprs, true) <= 0)
+	{
+	  if (tgt->func_names[i] == NULL)
+	    hsa_dev_error (dev, "offload image lacks the name of function %zu",
+			   i);
+	  goto fail;
+	}
+      req->table[i].start = (uintptr_t) &img->kernels[i];
+      req->table[i].end = req->table[i].start + 1;
+    }
+
+  const struct ok_host_table *host = &req->desc->host;
+  struct gcc_gcn_var *vars = NULL;
+  if (req->num_vars > 0
+      && (vars = hsa_var_table (dev, img, req->num_vars,
+				"cannot load offload image")) == NULL)
+    goto fail;
+  for (size_t i = 0; i < req->num_vars; i++)
+    {
+      /* The names are only for messages: the table gives the rest.  */
+      const char *name = tgt->var_names[i] ? tgt->var_names[i] : "?";
+      uintptr_t hsize = (uintptr_t) host->vars[2 * i + 1];
+      bool link = (hsize & OK_GOMP_LINK_BIT) != 0;
+      uint64_t dsize = vars[i].size;
+      bool dlink = (dsize & OK_GOMP_LINK_BIT) != 0;
+      hsize &= ~(uintptr_t) OK_GOMP_LINK_BIT;
+      dsize &= ~(uint64_t) OK_GOMP_LINK_BIT;
+      if (link != dlink || dsize != hsize || vars[i].addr == 0)
+	{
+	  hsa_dev_error (dev, "variable %zu ('%s') is %llu bytes%s at %#llx on"
+			 " the device and %zu%s on the host", i, name,
+			 (unsigned long long) dsize, dlink ? " (link)" : "",
+			 (unsigned long long) vars[i].addr, (size_t) hsize,
+			 link ? " (link)" : "");
+	  free (vars);
+	  goto fail;
+	}
+      hsa_var_pair (&vars[i], &req->table[req->num_funcs + i]);
+    }
+  free (vars);
+  if (!hsa_device_num (dev, img,
+		       &req->table[req->num_funcs + req->num_vars]))
+    goto fail;
+
+  /* Constructors and destructors of the device code (C++ globals), when
+     the image has them: in the two spare kernel slots.  */
+  img->num_kernels = req->num_funcs + 2;
+  struct hsa_kernel *init = &img->kernels[req->num_funcs];
+  struct hsa_kernel *fini = init + 1;
+  int has_init = hsa_kernel_init (dev, img, init, "_init_array", 0, false);
+  int has_fini = hsa_kernel_init (dev, img, fini, "_fini_array", 0, false);
+  if (has_init < 0 || has_fini < 0)
+    goto fail;
+  if (has_init == 0)
+    init = NULL;
+  if (has_fini == 0)
+    fini = NULL;
+  if (!hsa_image_ctors (dev, img, init, fini))
+    goto fail;
+
+  hsa_image_link (dev, img);
+  *image = img;
+  if (ok_trace_on ())
+    {
+      char what[64];
+      snprintf (what, sizeof what, "code object %s", dev->gfx);
+      ok_trace_image (dev->ord, "hsa", what, req->num_funcs, req->num_vars,
+		      start, ok_trace_now ());
+    }
+  return true;
+
+ fail:
+  hsa_image_free (dev, img);
+  return false;
+}
+
+int
+hsa_load_gcc_image (void *d, unsigned version, const void *target_data,
+		    struct ok_addr_pair **table, void **image)
+{
+  (void) version;
+  struct hsa_device *dev = d;
+  uint64_t start = ok_trace_on () ? ok_trace_now () : 0;
+  const struct gcc_gcn_image *desc = target_data;
+  if (desc->code == NULL || desc->code->image == NULL
+      || desc->code->size == 0 || desc->code->size > ((size_t) 1 << 32))
+    {
+      hsa_dev_error (dev, "GCC-format offload image %p has no code object",
+		     target_data);
+      return -1;
+    }
+  if (desc->kernel_count > 100000 || desc->global_variable_count > 1000000
+      || (desc->kernel_count > 0 && desc->kernels == NULL))
+    {
+      hsa_dev_error (dev, "GCC-format offload image %p is corrupt (%u"
+		     " kernels, %u variables)", target_data,
+		     desc->kernel_count, desc->global_variable_count);
+      return -1;
+    }
+  for (unsigned i = 0; i < desc->kernel_count; i++)
+    if (desc->kernels[i].name == NULL
+	|| strnlen (desc->kernels[i].name, NAME_MAX_LEN) == NAME_MAX_LEN)
+      {
+	hsa_dev_error (dev, "GCC-format offload image %p: kernel %u has no"
+		       " name", target_data, i);
+	return -1;
+      }
+
+  struct hsa_image *img = hsa_exec_load (dev, desc->code->image,
+					 desc->code->size);
+  if (img == NULL)
+    return -1;
+  struct ok_addr_pair *pairs = NULL;
+  img->kernels = calloc (desc->kernel_count ? desc->kernel_count : 1,
+			 sizeof *img->kernels);
+  if (img->kernels == NULL)
+    {
+      hsa_dev_error (dev, "out of memory loading an image");
+      goto fail;
+    }
+  unsigned nfuncs = desc->kernel_count, nvars = desc->global_variable_count;
+  pairs = GOMP_PLUGIN_malloc_cleared (((size_t) nfuncs + nvars + 1)
+				      * sizeof *pairs);
+  struct hsa_kernel *init = NULL, *fini = NULL;
+  struct ok_addr_pair *pair = pairs;
+  for (unsigned i = 0; i < desc->kernel_count; i++)
+    {
+      const struct gcc_gcn_kernel *kd = &desc->kernels[i];
+      struct hsa_kernel *k = &img->kernels[i];
+      img->num_kernels = i + 1;
+      uint32_t vgprs = kd->vgpr_count > 0 ? (uint32_t) kd->vgpr_count : 0;
+      if (hsa_kernel_init (dev, img, k, kd->name, vgprs, true) <= 0)
+	goto fail;
+      if (strcmp (kd->name, "_init_array") == 0)
+	init = k, nfuncs--;
+      else if (strcmp (kd->name, "_fini_array") == 0)
+	fini = k, nfuncs--;
+      else
+	{
+	  pair->start = (uintptr_t) k;
+	  pair->end = pair->start + 1;
+	  pair++;
+	}
+    }
+
+  if (nvars > 0)
+    {
+      struct gcc_gcn_var *vars
+	= hsa_var_table (dev, img, nvars, "cannot load GCC-format offload"
+			 " image");
+      if (vars == NULL)
+	goto fail;
+      for (unsigned i = 0; i < nvars; i++, pair++)
+	hsa_var_pair (&vars[i], pair);
+      free (vars);
+    }
+  if (!hsa_device_num (dev, img, pair))
+    goto fail;
+
+  if (!hsa_image_ctors (dev, img, init, fini))
+    goto fail;
+  hsa_image_link (dev, img);
+  *image = img;
+  *table = pairs;
+  if (ok_trace_on ())
+    {
+      char what[64];
+      snprintf (what, sizeof what, "GCC code object %s", dev->gfx);
+      ok_trace_image (dev->ord, "hsa", what, nfuncs, nvars, start,
+		      ok_trace_now ());
+    }
+  return (int) (nfuncs + nvars + 1);
+
+ fail:
+  free (pairs);
+  hsa_image_free (dev, img);
+  return -1;
+}
+
+/* Run IMG's destructors and free it; IMG is unlinked.  */
+static bool
+hsa_image_release (struct hsa_device *dev, struct hsa_image *img)
+{
+  bool ok = true;
+  if (img->fini != NULL && !hsa_is_broken (dev))
+    ok = hsa_run_ctor (dev, img->fini);
+  hsa_image_free (dev, img);
+  return ok;
+}
+
+bool
+hsa_unload_image (void *d, void *image)
+{
+  struct hsa_device *dev = d;
+  /* Its kernels may still run in a nowait region.  */
+  hsa_async_drain (dev);
+  pthread_mutex_lock (&dev->image_lock);
+  struct hsa_image **link = &dev->images;
+  while (*link != NULL && *link != image)
+    link = &(*link)->next;
+  struct hsa_image *img = *link;
+  if (img != NULL)
+    *link = img->next;
+  pthread_mutex_unlock (&dev->image_lock);
+  if (img == NULL)
+    {
+      hsa_dev_error (dev, "cannot unload image %p: not loaded", image);
+      return false;
+    }
+  return hsa_image_release (dev, img);
+}
+
+bool
+hsa_unload_all (struct hsa_device *dev)
+{
+  bool ok = true;
+  pthread_mutex_lock (&dev->image_lock);
+  struct hsa_image *img = dev->images;
+  dev->images = NULL;
+  pthread_mutex_unlock (&dev->image_lock);
+  while (img != NULL)
+    {
+      struct hsa_image *next = img->next;
+      ok &= hsa_image_release (dev, img);
+      img = next;
+    }
+  return ok;
+}

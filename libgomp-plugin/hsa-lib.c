@@ -1,0 +1,200 @@
+/* Loading the HSA runtime and finding GPU agents.
+
+   libhsa-runtime64.so.1 is often installed on machines without an AMD GPU
+   (it comes with Debian's GCC offloading packages), and there hsa_init is
+   slow and prints messages of its own.  So before loading the runtime we
+   check that the amdgpu kernel driver's device node, /dev/kfd, can be
+   opened: ROCm's runtime cannot work without it.  No node means no GCN
+   devices, silently (GOMP_DEBUG=1 tells why).  OFFLOADKIT_HSA_LIBRARY
+   names another runtime to load (the testsuite's fake) and skips that
+   check.  */
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hsa-internal.h"
+
+struct ok_hsa_api ok_hsa;
+hsa_agent_t ok_hsa_agents[HSA_MAX_AGENTS];
+
+/* Kept open for the life of the process, as libgomp never unloads a
+   plugin and queues and executables depend on it.  */
+static void *hsa_handle;
+
+const char *
+ok_hsa_status (hsa_status_t s, char *buf, size_t len)
+{
+  static const struct { hsa_status_t s; const char *name; } names[] = {
+    { HSA_STATUS_SUCCESS, "HSA_STATUS_SUCCESS" },
+    { HSA_STATUS_INFO_BREAK, "HSA_STATUS_INFO_BREAK" },
+    { HSA_STATUS_ERROR, "HSA_STATUS_ERROR" },
+    { HSA_STATUS_ERROR_INVALID_ARGUMENT, "HSA_STATUS_ERROR_INVALID_ARGUMENT" },
+    { HSA_STATUS_ERROR_OUT_OF_RESOURCES, "HSA_STATUS_ERROR_OUT_OF_RESOURCES" },
+    { HSA_STATUS_ERROR_NOT_INITIALIZED, "HSA_STATUS_ERROR_NOT_INITIALIZED" },
+    { HSA_STATUS_ERROR_INVALID_CODE_OBJECT,
+      "HSA_STATUS_ERROR_INVALID_CODE_OBJECT" },
+    { HSA_STATUS_ERROR_INVALID_SYMBOL_NAME,
+      "HSA_STATUS_ERROR_INVALID_SYMBOL_NAME" },
+  };
+  const char *name = NULL, *text = NULL;
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (names[i].s == s)
+      name = names[i].name;
+  if (ok_hsa.hsa_status_string == NULL
+      || ok_hsa.hsa_status_string (s, &text) != HSA_STATUS_SUCCESS)
+    text = NULL;
+  /* The runtime's text already starts with the name of the status.  */
+  if (text != NULL && name != NULL && strncmp (text, name, strlen (name)) == 0)
+    snprintf (buf, len, "%s", text);
+  else if (text != NULL && name != NULL)
+    snprintf (buf, len, "%s (%s)", name, text);
+  else if (text != NULL)
+    snprintf (buf, len, "HSA status %#x (%s)", (unsigned) s, text);
+  else if (name != NULL)
+    snprintf (buf, len, "%s", name);
+  else
+    snprintf (buf, len, "HSA status %#x", (unsigned) s);
+  return buf;
+}
+
+size_t
+ok_hsa_env_size (const char *name, size_t default_value)
+{
+  const char *env = getenv (name);
+  if (env == NULL || *env == '\0')
+    return default_value;
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull (env, &end, 10);
+  if (errno != 0 || *end != '\0' || env[0] < '0' || env[0] > '9'
+      || v > SIZE_MAX / 2)
+    {
+      static int said;
+      if (!__atomic_exchange_n (&said, 1, __ATOMIC_RELAXED))
+	GOMP_PLUGIN_error ("offloadkit-%s: %s=\"%s\" is not a size in bytes;"
+			   " using %zu", ok_plugin.name, name, env,
+			   default_value);
+      return default_value;
+    }
+  return (size_t) v;
+}
+
+static bool
+hsa_resolve (void *handle, const char *path)
+{
+  struct ok_hsa_api api;
+#define OK_HSA_FN(fn, ret, required, params)				\
+  api.fn = (__typeof__ (api.fn)) dlsym (handle, #fn);			\
+  if (api.fn == NULL && (required))					\
+    {									\
+      GOMP_PLUGIN_error ("offloadkit-%s: %s lacks %s (not an HSA runtime,"  \
+			 " or one too old); no GCN devices",		\
+			 ok_plugin.name, path, #fn);			\
+      return false;							\
+    }
+#include "hsa-calls.def"
+#undef OK_HSA_FN
+  ok_hsa = api;
+  return true;
+}
+
+struct agent_walk
+{
+  int count;
+  hsa_status_t error;
+};
+
+static hsa_status_t
+hsa_collect_agent (hsa_agent_t agent, void *data)
+{
+  struct agent_walk *walk = data;
+  hsa_device_type_t type = HSA_DEVICE_TYPE_CPU;
+  hsa_status_t s = ok_hsa.hsa_agent_get_info (agent, HSA_AGENT_INFO_DEVICE,
+					      &type);
+  if (s != HSA_STATUS_SUCCESS)
+    {
+      walk->error = s;
+      return s;
+    }
+  if (type == HSA_DEVICE_TYPE_GPU && walk->count < HSA_MAX_AGENTS)
+    ok_hsa_agents[walk->count++] = agent;
+  return HSA_STATUS_SUCCESS;
+}
+
+int
+ok_hsa_load (void)
+{
+  const char *path = getenv ("OFFLOADKIT_HSA_LIBRARY");
+  bool chosen = path != NULL && *path != '\0';
+  if (!chosen)
+    {
+      path = "libhsa-runtime64.so.1";
+      int fd = open ("/dev/kfd", O_RDWR | O_CLOEXEC);
+      if (fd < 0)
+	{
+	  OK_DEBUG ("cannot open /dev/kfd (%s): no amdgpu kernel driver,"
+		    " no GCN devices; the HSA runtime is not loaded",
+		    strerror (errno));
+	  return 0;
+	}
+      close (fd);
+    }
+
+  void *handle = dlopen (path, RTLD_NOW | RTLD_LOCAL);
+  if (handle == NULL)
+    {
+      const char *why = dlerror ();
+      OK_DEBUG ("no HSA runtime (%s%s): no GCN devices",
+		chosen ? "OFFLOADKIT_HSA_LIBRARY: " : "",
+		why != NULL ? why : path);
+      return 0;
+    }
+  if (!hsa_resolve (handle, path))
+    {
+      dlclose (handle);
+      return 0;
+    }
+
+  char err[OK_HSA_ERRLEN];
+  hsa_status_t s = ok_hsa.hsa_init ();
+  if (s != HSA_STATUS_SUCCESS)
+    {
+      /* With /dev/kfd present a failing hsa_init is a real problem (no
+	 permission to use the GPU, a broken installation): say so.  */
+      GOMP_PLUGIN_error ("offloadkit-%s: cannot initialise the HSA runtime"
+			 " (%s): hsa_init: %s; no GCN devices", ok_plugin.name,
+			 path, ok_hsa_status (s, err, sizeof err));
+      memset (&ok_hsa, 0, sizeof ok_hsa);
+      dlclose (handle);
+      return 0;
+    }
+
+  struct agent_walk walk = { 0, HSA_STATUS_SUCCESS };
+  s = ok_hsa.hsa_iterate_agents (hsa_collect_agent, &walk);
+  if (s != HSA_STATUS_SUCCESS || walk.error != HSA_STATUS_SUCCESS)
+    {
+      GOMP_PLUGIN_error ("offloadkit-%s: cannot list HSA agents:"
+			 " hsa_iterate_agents: %s; no GCN devices",
+			 ok_plugin.name,
+			 ok_hsa_status (s != HSA_STATUS_SUCCESS ? s : walk.error,
+					err, sizeof err));
+      walk.count = 0;
+    }
+  OK_DEBUG ("HSA runtime %s: %d GPU agent%s", path, walk.count,
+	    walk.count == 1 ? "" : "s");
+  if (walk.count == 0)
+    {
+      /* Nothing will use the runtime: release what hsa_init took.  */
+      ok_hsa.hsa_shut_down ();
+      memset (&ok_hsa, 0, sizeof ok_hsa);
+      dlclose (handle);
+      return 0;
+    }
+  hsa_handle = handle;
+  return walk.count;
+}

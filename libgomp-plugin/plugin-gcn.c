@@ -1,0 +1,22 @@
+/* libgomp-plugin-gcn.so.1: the plugin libgomp loads for
+   -foffload=amdgcn-amdhsa programs.  Only its identity and its backends
+   are here; plugin-core.c implements the entry points.  */
+
+#include "plugin-core.h"
+
+/* Devices are numbered in this order: GCN GPUs through the HSA runtime
+   (none without /dev/kfd, the runtime or a GPU), then emulated ones
+   (OFFLOADKIT_EMULATE).  */
+static const struct ok_backend *const gcn_backends[] = {
+  &ok_backend_hsa,
+  &ok_backend_emulated,
+  NULL
+};
+
+const struct ok_plugin ok_plugin = {
+  .name = "gcn",
+  .device_type = OK_GOMP_DEVICE_GCN,
+  .caps = OK_GOMP_CAP_OPENMP_400,
+  .gcc_dev_version = OK_GCC_DEV_VERSION_GCN,
+  .backends = gcn_backends,
+};
