@@ -104,6 +104,21 @@ child_three (void)
   check ("init and fini device 2", p_init_device (2) && p_fini_device (2));
 }
 
+/* OFFLOADKIT_EMULATE as a list naming plugins: this one is "nvptx".  */
+static void
+child_two (void)
+{
+  check ("count 2", p_get_num_devices () == 2);
+  check ("no error", errors_now () == 0);
+}
+
+static void
+child_zero_quiet (void)
+{
+  check ("count 0", p_get_num_devices () == 0);
+  check ("no error", errors_now () == 0);
+}
+
 static void
 child_invalid (void)
 {
@@ -896,6 +911,14 @@ main (int argc, char **argv)
   in_child ("OFFLOADKIT_EMULATE=-1", "-1", child_invalid, false);
   in_child ("OFFLOADKIT_EMULATE=2x", "2x", child_invalid, false);
   in_child ("OFFLOADKIT_EMULATE=99999", "99999", child_invalid, false);
+  in_child ("OFFLOADKIT_EMULATE=nvptx:2", "nvptx:2", child_two, false);
+  in_child ("OFFLOADKIT_EMULATE=gcn:1,nvptx:2", "gcn:1,nvptx:2", child_two,
+	    false);
+  in_child ("OFFLOADKIT_EMULATE=gcn:3", "gcn:3", child_zero_quiet, true);
+  in_child ("OFFLOADKIT_EMULATE=nvptx:", "nvptx:", child_invalid, false);
+  in_child ("OFFLOADKIT_EMULATE=:2", ":2", child_invalid, false);
+  in_child ("OFFLOADKIT_EMULATE=nvptx:2,gcn", "nvptx:2,gcn", child_invalid,
+	    false);
 
   setenv ("OFFLOADKIT_EMULATE", "2", 1);
   if (!standin_open_plugin (plugin_path))
