@@ -44,13 +44,34 @@ void
 ok_print_argv (const char *const *argv)
 {
   fflush (stdout);
+  /* One write for the whole line: with concurrent jobs, a job started
+     earlier may be writing to the same stderr, and stderr's stream is
+     unbuffered (a write per word).  */
+  char *line = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream (&line, &len);
+  if (f == NULL)
+    f = stderr;
   for (size_t i = 0; argv[i]; i++)
     {
       if (i)
-	fputc (' ', stderr);
-      print_word (stderr, argv[i]);
+	fputc (' ', f);
+      print_word (f, argv[i]);
     }
-  fputc ('\n', stderr);
+  fputc ('\n', f);
+  if (f != stderr && fclose (f) == 0)
+    {
+      fflush (stderr);
+      for (size_t done = 0; done < len;)
+	{
+	  ssize_t n = write (STDERR_FILENO, line + done, len - done);
+	  if (n <= 0 && errno != EINTR)
+	    break;
+	  if (n > 0)
+	    done += (size_t) n;
+	}
+    }
+  free (line);
   fflush (stderr);
 }
 

@@ -170,10 +170,8 @@ cuda_destroy_locks (struct cuda_device *dev)
 {
   for (int i = 0; i < CUDA_STAGING_SLOTS; i++)
     pthread_mutex_destroy (&dev->staging[i].lock);
-  pthread_cond_destroy (&dev->async_idle);
-  pthread_cond_destroy (&dev->async_cond);
-  pthread_mutex_destroy (&dev->async_lock);
-  pthread_mutex_destroy (&dev->image_lock);
+  ok_completion_destroy (&dev->async);
+  ok_image_list_destroy (&dev->images);
   pthread_mutex_destroy (&dev->stack_lock);
   pthread_mutex_destroy (&dev->stream_lock);
 }
@@ -193,10 +191,8 @@ cuda_init_device (int local, int ord)
   snprintf (dev->label, sizeof dev->label, "device %d", ord);
   pthread_mutex_init (&dev->stream_lock, NULL);
   pthread_mutex_init (&dev->stack_lock, NULL);
-  pthread_mutex_init (&dev->image_lock, NULL);
-  pthread_mutex_init (&dev->async_lock, NULL);
-  pthread_cond_init (&dev->async_cond, NULL);
-  pthread_cond_init (&dev->async_idle, NULL);
+  ok_image_list_init (&dev->images);
+  cuda_async_init (dev);
   for (int i = 0; i < CUDA_STAGING_SLOTS; i++)
     pthread_mutex_init (&dev->staging[i].lock, NULL);
 
@@ -287,7 +283,7 @@ cuda_fini_device (void *d)
     cuda_call_error (dev, "cannot make its context current",
 		     "cuCtxPushCurrent", r);
 
-  if (!cuda_async_fini (dev))
+  if (!ok_completion_fini (&dev->async))
     {
       /* Called from the completion thread, by exit: the program ends
 	 while this thread is in the middle of its work.  */

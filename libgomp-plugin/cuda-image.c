@@ -525,10 +525,7 @@ cuda_image_extras (struct cuda_device *dev, CUmodule module,
 static void
 cuda_image_add (struct cuda_device *dev, struct cuda_image *img)
 {
-  pthread_mutex_lock (&dev->image_lock);
-  img->next = dev->images;
-  dev->images = img;
-  pthread_mutex_unlock (&dev->image_lock);
+  ok_image_list_add (&dev->images, &img->node);
 }
 
 /* Undo a partly done load.  */
@@ -811,14 +808,8 @@ cuda_unload_image (void *d, void *handle)
   struct cuda_device *dev = d;
   struct cuda_image *img = handle;
   /* Its kernels may still run in target nowait regions.  */
-  cuda_async_drain (dev);
-  pthread_mutex_lock (&dev->image_lock);
-  struct cuda_image **link = &dev->images;
-  while (*link != NULL && *link != img)
-    link = &(*link)->next;
-  if (*link != NULL)
-    *link = img->next;
-  pthread_mutex_unlock (&dev->image_lock);
+  ok_completion_drain (&dev->async);
+  ok_image_list_remove (&dev->images, &img->node);
   if (!cuda_enter (dev))
     return false;
   return cuda_image_unload (dev, img);
@@ -827,14 +818,12 @@ cuda_unload_image (void *d, void *handle)
 bool
 cuda_unload_all (struct cuda_device *dev)
 {
-  pthread_mutex_lock (&dev->image_lock);
-  struct cuda_image *list = dev->images;
-  dev->images = NULL;
-  pthread_mutex_unlock (&dev->image_lock);
+  struct cuda_image *list
+    = (struct cuda_image *) ok_image_list_take_all (&dev->images);
   bool ok = true;
   while (list != NULL)
     {
-      struct cuda_image *next = list->next;
+      struct cuda_image *next = (struct cuda_image *) list->node.next;
       ok &= cuda_image_unload (dev, list);
       list = next;
     }

@@ -18,6 +18,10 @@
 #include <stdint.h>
 
 #include "cuda-api.h"
+#include "completion.h"
+#include "device-pool.h"
+#include "image-list.h"
+#include "env.h"
 #include "mem-pool.h"
 #include "plugin-core.h"
 
@@ -37,11 +41,6 @@ int ok_cuda_load (void);
 /* "CUDA_ERROR_OUT_OF_MEMORY (out of memory)", or "CUDA error 2" when the
    driver cannot name R; written to BUF, which is returned.  */
 const char *ok_cuda_result (CUresult r, char *buf, size_t len);
-
-/* A size in bytes from environment variable NAME, DEFAULT_VALUE when it
-   is unset or empty; a malformed value is reported once and the default
-   used.  */
-size_t ok_cuda_env_size (const char *name, size_t default_value);
 
 /* ---- cuda-device.c ---- */
 
@@ -74,11 +73,10 @@ struct cuda_kernel;
 /* A launch that async_run started, waited for by the completion thread.  */
 struct cuda_job
 {
-  struct cuda_job *next;
+  struct ok_completion_job link;	/* First: the queue's part.  */
   const struct cuda_kernel *kernel;
   CUstream stream;
   struct cuda_stack *stack;
-  void *async_data;
   unsigned grid[3], block[3];
   uint64_t start;
 };
@@ -119,17 +117,10 @@ struct cuda_device
   pthread_mutex_t stack_lock;	/* Guards the free stacks.  */
   struct cuda_stack *free_stacks;
 
-  pthread_mutex_t image_lock;	/* Guards IMAGES.  */
-  struct cuda_image *images;
+  struct ok_image_list images;	/* Of struct cuda_image.  */
 
   /* The completion thread of asynchronous launches, started lazily.  */
-  pthread_mutex_t async_lock;
-  pthread_cond_t async_cond;	/* Signalled for the thread.  */
-  pthread_cond_t async_idle;	/* Signalled when ASYNC_PENDING drops.  */
-  unsigned async_pending;	/* Started and not yet completed.  */
-  struct cuda_job *async_head, *async_tail;
-  bool async_started, async_stopping;
-  pthread_t async_thread;
+  struct ok_completion async;
 };
 
 /* After a kernel fault the context is gone and every later call fails;
@@ -187,7 +178,7 @@ struct cuda_kernel
 
 struct cuda_image
 {
-  struct cuda_image *next;
+  struct ok_image_node node;	/* First: the device's list.  */
   CUmodule module;
   size_t num_kernels;
   struct cuda_kernel *kernels;
@@ -219,13 +210,9 @@ bool cuda_run (void *dev, void *fn, void *tgt_vars,
 	       const struct ok_launch *launch);
 bool cuda_async_run (void *dev, void *fn, void *tgt_vars,
 		     const struct ok_launch *launch, void *async_data);
-/* Wait for every asynchronous launch and stop the completion thread;
-   false when the caller is that thread (exit called from a completion),
-   which must then leave the device as it is.  */
-bool cuda_async_fini (struct cuda_device *dev);
-/* Wait until every asynchronous launch on DEV has completed (before an
-   image goes away: its kernels may still be running).  */
-void cuda_async_drain (struct cuda_device *dev);
+/* Set up DEV->async, the queue of the completion thread (which is
+   stopped with ok_completion_fini).  */
+void cuda_async_init (struct cuda_device *dev);
 /* Free the cached soft stacks; false if freeing one failed.  */
 bool cuda_stacks_free (struct cuda_device *dev);
 

@@ -35,9 +35,6 @@
 /* Free stack blocks kept per device; more are freed, smallest first.  */
 #define CUDA_STACK_CACHE 4
 
-/* The completion thread's device, in that thread; else NULL.  */
-static __thread struct cuda_device *cuda_completing;
-
 /* Geometry.  */
 
 static void
@@ -266,13 +263,11 @@ cuda_run (void *d, void *fn, void *tgt_vars, const struct ok_launch *launch)
   return r == CUDA_SUCCESS;
 }
 
-/* The completion thread: waits for asynchronous launches in the order they
-   were started.  */
-static void *
-cuda_completion_thread (void *d)
+/* The completion thread's first step: the context current.  */
+static void
+cuda_completion_enter (void *d)
 {
   struct cuda_device *dev = d;
-  cuda_completing = dev;
   CUresult r = ok_cuda.cuCtxSetCurrent (dev->ctx);
   if (r != CUDA_SUCCESS)
     {
@@ -281,47 +276,38 @@ cuda_completion_thread (void *d)
       GOMP_PLUGIN_fatal ("offloadkit-%s: asynchronous target regions on %s"
 			 " cannot complete", ok_plugin.name, dev->label);
     }
-  for (;;)
+}
+
+/* The completion thread waits for asynchronous launches in the order they
+   were started.  */
+static void
+cuda_completion_finish (void *d, struct ok_completion_job *link)
+{
+  struct cuda_device *dev = d;
+  struct cuda_job *job = (struct cuda_job *) link;
+  CUresult r = ok_cuda.cuStreamSynchronize (job->stream);
+  if (r != CUDA_SUCCESS)
     {
-      pthread_mutex_lock (&dev->async_lock);
-      while (dev->async_head == NULL && !dev->async_stopping)
-	pthread_cond_wait (&dev->async_cond, &dev->async_lock);
-      struct cuda_job *job = dev->async_head;
-      if (job != NULL)
-	{
-	  dev->async_head = job->next;
-	  if (dev->async_head == NULL)
-	    dev->async_tail = NULL;
-	}
-      pthread_mutex_unlock (&dev->async_lock);
-      if (job == NULL)
-	break;
-
-      r = ok_cuda.cuStreamSynchronize (job->stream);
-      if (r != CUDA_SUCCESS)
-	{
-	  /* Nobody can be told but libgomp, which can only stop.  */
-	  char err[OK_CUDA_ERRLEN];
-	  cuda_mark_broken (dev);
-	  GOMP_PLUGIN_fatal ("offloadkit-%s: kernel '%s' on device %d failed:"
-			     " cuStreamSynchronize: %s", ok_plugin.name,
-			     job->kernel->name, dev->ord,
-			     ok_cuda_result (r, err, sizeof err));
-	}
-      if (ok_trace_on ())
-	ok_trace_launch (dev->ord, "cuda", job->kernel->name, job->grid,
-			 job->block, true, job->start, ok_trace_now ());
-      cuda_job_release (dev, job);
-      void *async_data = job->async_data;
-      free (job);
-      GOMP_PLUGIN_target_task_completion (async_data);
-
-      pthread_mutex_lock (&dev->async_lock);
-      if (--dev->async_pending == 0)
-	pthread_cond_broadcast (&dev->async_idle);
-      pthread_mutex_unlock (&dev->async_lock);
+      /* Nobody can be told but libgomp, which can only stop.  */
+      char err[OK_CUDA_ERRLEN];
+      cuda_mark_broken (dev);
+      GOMP_PLUGIN_fatal ("offloadkit-%s: kernel '%s' on device %d failed:"
+			 " cuStreamSynchronize: %s", ok_plugin.name,
+			 job->kernel->name, dev->ord,
+			 ok_cuda_result (r, err, sizeof err));
     }
-  return NULL;
+  if (ok_trace_on ())
+    ok_trace_launch (dev->ord, "cuda", job->kernel->name, job->grid,
+		     job->block, true, job->start, ok_trace_now ());
+  cuda_job_release (dev, job);
+  free (job);
+}
+
+void
+cuda_async_init (struct cuda_device *dev)
+{
+  ok_completion_init (&dev->async, dev, cuda_completion_enter,
+		      cuda_completion_finish);
 }
 
 bool
@@ -332,21 +318,13 @@ cuda_async_run (void *d, void *fn, void *tgt_vars,
 
   /* Start the completion thread first: once the kernel is launched there
      is no going back.  */
-  pthread_mutex_lock (&dev->async_lock);
-  if (!dev->async_started)
+  int err = ok_completion_start (&dev->async);
+  if (err != 0)
     {
-      int err = pthread_create (&dev->async_thread, NULL,
-				cuda_completion_thread, dev);
-      if (err != 0)
-	{
-	  pthread_mutex_unlock (&dev->async_lock);
-	  cuda_dev_error (dev, "cannot start the completion thread: %s",
-			  strerror (err));
-	  return false;
-	}
-      dev->async_started = true;
+      cuda_dev_error (dev, "cannot start the completion thread: %s",
+		      strerror (err));
+      return false;
     }
-  pthread_mutex_unlock (&dev->async_lock);
 
   struct cuda_job *job = calloc (1, sizeof *job);
   if (job == NULL)
@@ -359,44 +337,7 @@ cuda_async_run (void *d, void *fn, void *tgt_vars,
       free (job);
       return false;
     }
-  job->async_data = async_data;
-  pthread_mutex_lock (&dev->async_lock);
-  dev->async_pending++;
-  if (dev->async_tail != NULL)
-    dev->async_tail->next = job;
-  else
-    dev->async_head = job;
-  dev->async_tail = job;
-  pthread_cond_signal (&dev->async_cond);
-  pthread_mutex_unlock (&dev->async_lock);
-  return true;
-}
-
-void
-cuda_async_drain (struct cuda_device *dev)
-{
-  /* The completion thread itself cannot wait for its own work.  */
-  if (cuda_completing == dev)
-    return;
-  pthread_mutex_lock (&dev->async_lock);
-  while (dev->async_pending > 0)
-    pthread_cond_wait (&dev->async_idle, &dev->async_lock);
-  pthread_mutex_unlock (&dev->async_lock);
-}
-
-bool
-cuda_async_fini (struct cuda_device *dev)
-{
-  if (cuda_completing == dev)
-    return false;
-  pthread_mutex_lock (&dev->async_lock);
-  dev->async_stopping = true;
-  bool started = dev->async_started;
-  pthread_cond_signal (&dev->async_cond);
-  pthread_mutex_unlock (&dev->async_lock);
-  /* The thread completes what is queued, then ends.  */
-  if (started)
-    pthread_join (dev->async_thread, NULL);
-  dev->async_started = false;
+  job->link.async_data = async_data;
+  ok_completion_push (&dev->async, &job->link);
   return true;
 }

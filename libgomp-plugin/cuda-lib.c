@@ -8,12 +8,12 @@
    another library to load instead (the testsuite's fake driver).  */
 
 #include <dlfcn.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuda-internal.h"
+#include "dynlib.h"
 
 struct ok_cuda_api ok_cuda;
 
@@ -40,76 +40,36 @@ ok_cuda_result (CUresult r, char *buf, size_t len)
   return buf;
 }
 
-size_t
-ok_cuda_env_size (const char *name, size_t default_value)
-{
-  const char *env = getenv (name);
-  if (env == NULL || *env == '\0')
-    return default_value;
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull (env, &end, 10);
-  if (errno != 0 || *end != '\0' || env[0] < '0' || env[0] > '9'
-      || v > SIZE_MAX / 2)
-    {
-      /* Devices are initialised one by one: say it once.  */
-      static int said;
-      if (!__atomic_exchange_n (&said, 1, __ATOMIC_RELAXED))
-	GOMP_PLUGIN_error ("offloadkit-%s: %s=\"%s\" is not a size in bytes;"
-			   " using %zu", ok_plugin.name, name, env,
-			   default_value);
-      return default_value;
-    }
-  return (size_t) v;
-}
-
-/* Look every entry point up in HANDLE.  False after reporting the first
-   required one that is missing.  */
-static bool
-cuda_resolve (void *handle, const char *path)
-{
-  struct ok_cuda_api api;
+/* The entry points, for ok_dynlib_resolve.  */
+static const struct ok_dynsym cuda_syms[] = {
 #define OK_CUDA_FN(fn, symbol, required, params)			\
-  api.fn = (__typeof__ (api.fn)) dlsym (handle, symbol);		\
-  if (api.fn == NULL && (required))					\
-    {									\
-      GOMP_PLUGIN_error ("offloadkit-%s: %s lacks %s (not a CUDA driver,"  \
-			 " or one too old); no CUDA devices",		\
-			 ok_plugin.name, path, symbol);			\
-      return false;							\
-    }
+  { symbol, required, offsetof (struct ok_cuda_api, fn) },
 #include "cuda-calls.def"
 #undef OK_CUDA_FN
-  ok_cuda = api;
-  return true;
-}
+};
+
+static const struct ok_dynlib cuda_lib = {
+  .env = "OFFLOADKIT_CUDA_LIBRARY",
+  .library = "CUDA driver",
+  .a_library = "a CUDA driver",
+  .devices = "CUDA",
+  .syms = cuda_syms,
+  .nsyms = sizeof cuda_syms / sizeof cuda_syms[0],
+};
 
 int
 ok_cuda_load (void)
 {
-  const char *path = getenv ("OFFLOADKIT_CUDA_LIBRARY");
+  const char *path = getenv (cuda_lib.env);
   bool chosen = path != NULL && *path != '\0';
   if (!chosen)
     path = "libcuda.so.1";
 
-  void *handle = dlopen (path, RTLD_NOW | RTLD_LOCAL);
+  struct ok_cuda_api api;
+  void *handle = ok_dynlib_load (&cuda_lib, path, chosen, &api);
   if (handle == NULL)
-    {
-      /* No driver is the normal case on a machine without a GPU, and a
-	 plugin without devices must say nothing; GOMP_DEBUG=1 tells why
-	 (also when OFFLOADKIT_CUDA_LIBRARY names a library that does not
-	 load).  */
-      const char *why = dlerror ();
-      OK_DEBUG ("no CUDA driver (%s%s): no CUDA devices",
-		chosen ? "OFFLOADKIT_CUDA_LIBRARY: " : "",
-		why != NULL ? why : path);
-      return 0;
-    }
-  if (!cuda_resolve (handle, path))
-    {
-      dlclose (handle);
-      return 0;
-    }
+    return 0;
+  ok_cuda = api;
 
   char err[OK_CUDA_ERRLEN];
   CUresult r = ok_cuda.cuInit (0);

@@ -29,8 +29,6 @@
 
 #include "cuda-internal.h"
 
-#define CUDA_POOL_MAX_DEFAULT ((size_t) 64 * 1024)
-#define CUDA_POOL_CHUNK ((size_t) 4 * 1024 * 1024)
 #define CUDA_STAGING_MAX_DEFAULT ((size_t) 256 * 1024)
 
 /* The pool's operations: plain driver allocations.  The caller has made
@@ -90,14 +88,13 @@ static const struct ok_mem_pool_ops cuda_pool_ops = {
 bool
 cuda_memory_init (struct cuda_device *dev)
 {
-  size_t pool_max = ok_cuda_env_size ("OFFLOADKIT_CUDA_POOL_MAX",
-				      CUDA_POOL_MAX_DEFAULT);
-  size_t chunk = pool_max > CUDA_POOL_CHUNK ? pool_max : CUDA_POOL_CHUNK;
-  dev->staging_max = ok_cuda_env_size ("OFFLOADKIT_CUDA_STAGING_MAX",
-				       CUDA_STAGING_MAX_DEFAULT);
-  dev->pool = ok_mem_pool_new (&cuda_pool_ops, dev, pool_max, chunk);
+  size_t pool_max;
+  dev->pool = ok_device_pool_new (&cuda_pool_ops, dev,
+				  "OFFLOADKIT_CUDA_POOL_MAX", &pool_max);
   if (dev->pool == NULL)
     return false;
+  dev->staging_max = ok_env_size ("OFFLOADKIT_CUDA_STAGING_MAX",
+				  CUDA_STAGING_MAX_DEFAULT);
   OK_DEBUG ("%s: pooling allocations up to %zu bytes, staging copies up to"
 	    " %zu bytes", dev->label, pool_max, dev->staging_max);
   return true;
@@ -121,12 +118,7 @@ cuda_memory_fini (struct cuda_device *dev)
     }
   if (dev->pool != NULL)
     {
-      struct ok_mem_pool_stats st;
-      ok_mem_pool_stats (dev->pool, &st);
-      OK_DEBUG ("%s: pool of %zu chunks (%zu bytes), %zu small and %zu large"
-		" bytes still allocated", dev->label, st.chunks,
-		st.chunk_bytes, st.small_in_use, st.large_in_use);
-      ok &= (ok_mem_pool_destroy (dev->pool)
+      ok &= (ok_device_pool_destroy (dev->pool, dev->label)
 	     || !cuda_teardown_reportable (dev, CUDA_SUCCESS));
       dev->pool = NULL;
     }

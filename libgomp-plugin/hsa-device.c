@@ -172,10 +172,8 @@ hsa_init_device (int local, int ord)
   dev->agent = ok_hsa_agents[local];
   snprintf (dev->label, sizeof dev->label, "device %d", ord);
   pthread_mutex_init (&dev->slot_lock, NULL);
-  pthread_mutex_init (&dev->image_lock, NULL);
-  pthread_mutex_init (&dev->async_lock, NULL);
-  pthread_cond_init (&dev->async_cond, NULL);
-  pthread_cond_init (&dev->async_idle, NULL);
+  ok_image_list_init (&dev->images);
+  hsa_async_init (dev);
 
   if (!hsa_get_isa (dev))
     goto fail;
@@ -235,10 +233,8 @@ hsa_device_free (struct hsa_device *dev)
     hsa_teardown_ok (dev, ok_hsa.hsa_queue_destroy (dev->queue),
 		     "destroy the queue", "hsa_queue_destroy");
   pthread_mutex_destroy (&dev->slot_lock);
-  pthread_mutex_destroy (&dev->image_lock);
-  pthread_mutex_destroy (&dev->async_lock);
-  pthread_cond_destroy (&dev->async_cond);
-  pthread_cond_destroy (&dev->async_idle);
+  ok_image_list_destroy (&dev->images);
+  ok_completion_destroy (&dev->async);
   free (dev);
 }
 
@@ -248,7 +244,7 @@ hsa_fini_device (void *d)
   struct hsa_device *dev = d;
   /* Called from a completion (exit in a nowait region's continuation):
      leave everything as it is.  */
-  if (!hsa_async_fini (dev))
+  if (!ok_completion_fini (&dev->async))
     return true;
   bool ok = hsa_unload_all (dev);
   ok &= hsa_launch_fini (dev);

@@ -30,6 +30,24 @@ inside (uint64_t off, uint64_t len, size_t size)
   return off <= size && len <= size - off;
 }
 
+/* A table of NUM headers of ENTSIZE bytes (at least MINSIZE, ELF64's)
+   at offset OFF lies within the SIZE bytes of the code object.  */
+static bool
+headers_inside (const char *what, uint64_t off, unsigned entsize,
+		unsigned minsize, unsigned num, size_t size, char *err,
+		size_t errlen)
+{
+  if (num > 0
+      && (entsize < minsize || !inside (off, (uint64_t) entsize * num, size)))
+    {
+      snprintf (err, errlen, "code object's %s headers (%u at offset"
+		" %llu) lie outside its %zu bytes: truncated or corrupt",
+		what, num, (unsigned long long) off, size);
+      return false;
+    }
+  return true;
+}
+
 bool
 hsa_elf_check (const unsigned char *image, size_t size, unsigned *mach,
 	       char *err, size_t errlen)
@@ -64,24 +82,11 @@ hsa_elf_check (const unsigned char *image, size_t size, unsigned *mach,
   unsigned phnum = (unsigned) rd (image + 56, 2);
   unsigned shentsize = (unsigned) rd (image + 58, 2);
   unsigned shnum = (unsigned) rd (image + 60, 2);
-  if (phnum > 0
-      && (phentsize < 56 || !inside (phoff, (uint64_t) phentsize * phnum,
-				     size)))
-    {
-      snprintf (err, errlen, "code object's program headers (%u at offset"
-		" %llu) lie outside its %zu bytes: truncated or corrupt",
-		phnum, (unsigned long long) phoff, size);
-      return false;
-    }
-  if (shnum > 0
-      && (shentsize < 64 || !inside (shoff, (uint64_t) shentsize * shnum,
-				     size)))
-    {
-      snprintf (err, errlen, "code object's section headers (%u at offset"
-		" %llu) lie outside its %zu bytes: truncated or corrupt",
-		shnum, (unsigned long long) shoff, size);
-      return false;
-    }
+  if (!headers_inside ("program", phoff, phentsize, 56, phnum, size, err,
+		       errlen)
+      || !headers_inside ("section", shoff, shentsize, 64, shnum, size, err,
+			  errlen))
+    return false;
   for (unsigned i = 0; i < phnum; i++)
     {
       const unsigned char *ph = image + phoff + (uint64_t) i * phentsize;

@@ -262,8 +262,8 @@ hsa_exec_load (struct hsa_device *dev, const unsigned char *image,
 
   /* The device newlib's malloc carves from this: a 64-bit size, then the
      data.  */
-  int64_t heap_size = (int64_t) ok_hsa_env_size ("OFFLOADKIT_GCN_HEAP_SIZE",
-						  GCN_HEAP_DEFAULT);
+  int64_t heap_size = (int64_t) ok_env_size ("OFFLOADKIT_GCN_HEAP_SIZE",
+					     GCN_HEAP_DEFAULT);
   if (heap_size < 4096)
     heap_size = 4096;
   img->heap = hsa_raw_alloc (dev, (size_t) heap_size + sizeof (int64_t),
@@ -294,10 +294,7 @@ hsa_image_ctors (struct hsa_device *dev, struct hsa_image *img,
 static void
 hsa_image_link (struct hsa_device *dev, struct hsa_image *img)
 {
-  pthread_mutex_lock (&dev->image_lock);
-  img->next = dev->images;
-  dev->images = img;
-  pthread_mutex_unlock (&dev->image_lock);
+  ok_image_list_add (&dev->images, &img->node);
 }
 
 /* The __gomp_device_num entry ({0, 0} when the image has none); false
@@ -567,34 +564,24 @@ hsa_unload_image (void *d, void *image)
 {
   struct hsa_device *dev = d;
   /* Its kernels may still run in a nowait region.  */
-  hsa_async_drain (dev);
-  pthread_mutex_lock (&dev->image_lock);
-  struct hsa_image **link = &dev->images;
-  while (*link != NULL && *link != image)
-    link = &(*link)->next;
-  struct hsa_image *img = *link;
-  if (img != NULL)
-    *link = img->next;
-  pthread_mutex_unlock (&dev->image_lock);
-  if (img == NULL)
+  ok_completion_drain (&dev->async);
+  if (!ok_image_list_remove (&dev->images, image))
     {
       hsa_dev_error (dev, "cannot unload image %p: not loaded", image);
       return false;
     }
-  return hsa_image_release (dev, img);
+  return hsa_image_release (dev, image);
 }
 
 bool
 hsa_unload_all (struct hsa_device *dev)
 {
   bool ok = true;
-  pthread_mutex_lock (&dev->image_lock);
-  struct hsa_image *img = dev->images;
-  dev->images = NULL;
-  pthread_mutex_unlock (&dev->image_lock);
+  struct hsa_image *img
+    = (struct hsa_image *) ok_image_list_take_all (&dev->images);
   while (img != NULL)
     {
-      struct hsa_image *next = img->next;
+      struct hsa_image *next = (struct hsa_image *) img->node.next;
       ok &= hsa_image_release (dev, img);
       img = next;
     }

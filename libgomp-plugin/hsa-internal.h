@@ -20,6 +20,10 @@
 #include <stdint.h>
 
 #include "hsa-api.h"
+#include "completion.h"
+#include "device-pool.h"
+#include "image-list.h"
+#include "env.h"
 #include "mem-pool.h"
 #include "plugin-core.h"
 
@@ -42,10 +46,6 @@ int ok_hsa_load (void);
 /* "HSA_STATUS_ERROR_OUT_OF_RESOURCES (text)" when the runtime can name S,
    else "HSA status 0x1008"; written to BUF, which is returned.  */
 const char *ok_hsa_status (hsa_status_t s, char *buf, size_t len);
-
-/* A size in bytes from environment variable NAME (DEFAULT_VALUE when
-   unset, empty or malformed; malformed is reported once).  */
-size_t ok_hsa_env_size (const char *name, size_t default_value);
 
 /* ---- hsa-device.c ---- */
 
@@ -73,11 +73,10 @@ struct hsa_kernel;
    thread.  */
 struct hsa_job
 {
-  struct hsa_job *next;
+  struct ok_completion_job link;	/* First: the queue's part.  */
   const struct hsa_kernel *kernel;
   struct hsa_slot *slot;
   struct hsa_arena *arena;
-  void *async_data;
   unsigned grid[3], block[3];
   uint64_t start;
 };
@@ -110,17 +109,10 @@ struct hsa_device
   struct hsa_slot *free_slots;
   struct hsa_arena *free_arenas;
 
-  pthread_mutex_t image_lock;	/* Guards IMAGES.  */
-  struct hsa_image *images;
+  struct ok_image_list images;	/* Of struct hsa_image.  */
 
   /* The completion thread of asynchronous launches, started lazily.  */
-  pthread_mutex_t async_lock;
-  pthread_cond_t async_cond;
-  pthread_cond_t async_idle;
-  unsigned async_pending;
-  struct hsa_job *async_head, *async_tail;
-  bool async_started, async_stopping;
-  pthread_t async_thread;
+  struct ok_completion async;
 };
 
 static inline bool
@@ -168,7 +160,7 @@ struct hsa_kernel
 
 struct hsa_image
 {
-  struct hsa_image *next;
+  struct ok_image_node node;	/* First: the device's list.  */
   hsa_executable_t exe;
   bool has_exe;
   hsa_code_object_reader_t reader;
@@ -250,8 +242,9 @@ bool hsa_async_run (void *dev, void *fn, void *tgt_vars,
 /* Run KERNEL once with no arguments on one wavefront (constructors and
    destructors of an image).  */
 bool hsa_run_ctor (struct hsa_device *dev, const struct hsa_kernel *kernel);
-bool hsa_async_fini (struct hsa_device *dev);
-void hsa_async_drain (struct hsa_device *dev);
+/* Set up DEV->async, the queue of the completion thread (which is
+   stopped with ok_completion_fini).  */
+void hsa_async_init (struct hsa_device *dev);
 /* Free the cached slots and arenas; false if freeing one failed.  */
 bool hsa_launch_fini (struct hsa_device *dev);
 

@@ -27,10 +27,6 @@
    the system timestamp, nanoseconds on Linux).  */
 #define GCN_WAIT_SLICE 1000000u
 
-/* The completion thread of the device it serves, so that it does not
-   wait for itself.  */
-static __thread struct hsa_device *hsa_completing;
-
 /* Device printf output of concurrent kernels is not interleaved.  */
 static pthread_mutex_t hsa_print_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -425,44 +421,27 @@ hsa_run_ctor (struct hsa_device *dev, const struct hsa_kernel *k)
   return hsa_run (dev, (void *) k, NULL, &launch);
 }
 
-static void *
-hsa_completion_thread (void *d)
+/* The completion thread waits for asynchronous launches in the order they
+   were dispatched.  */
+static void
+hsa_completion_finish (void *d, struct ok_completion_job *link)
 {
   struct hsa_device *dev = d;
-  hsa_completing = dev;
-  for (;;)
-    {
-      pthread_mutex_lock (&dev->async_lock);
-      while (dev->async_head == NULL && !dev->async_stopping)
-	pthread_cond_wait (&dev->async_cond, &dev->async_lock);
-      struct hsa_job *job = dev->async_head;
-      if (job != NULL)
-	{
-	  dev->async_head = job->next;
-	  if (dev->async_head == NULL)
-	    dev->async_tail = NULL;
-	}
-      pthread_mutex_unlock (&dev->async_lock);
-      if (job == NULL)
-	break;
+  struct hsa_job *job = (struct hsa_job *) link;
+  if (!hsa_wait (dev, job->kernel, job->slot))
+    /* Only libgomp could be told, and it can only stop.  */
+    GOMP_PLUGIN_fatal ("offloadkit-%s: asynchronous target region on %s"
+		       " cannot complete", ok_plugin.name, dev->label);
+  if (ok_trace_on ())
+    hsa_trace_launch (dev, job, true);
+  hsa_job_release (dev, job);
+  free (job);
+}
 
-      if (!hsa_wait (dev, job->kernel, job->slot))
-	/* Only libgomp could be told, and it can only stop.  */
-	GOMP_PLUGIN_fatal ("offloadkit-%s: asynchronous target region on %s"
-			   " cannot complete", ok_plugin.name, dev->label);
-      if (ok_trace_on ())
-	hsa_trace_launch (dev, job, true);
-      hsa_job_release (dev, job);
-      void *async_data = job->async_data;
-      free (job);
-      GOMP_PLUGIN_target_task_completion (async_data);
-
-      pthread_mutex_lock (&dev->async_lock);
-      if (--dev->async_pending == 0)
-	pthread_cond_broadcast (&dev->async_idle);
-      pthread_mutex_unlock (&dev->async_lock);
-    }
-  return NULL;
+void
+hsa_async_init (struct hsa_device *dev)
+{
+  ok_completion_init (&dev->async, dev, NULL, hsa_completion_finish);
 }
 
 bool
@@ -472,21 +451,13 @@ hsa_async_run (void *d, void *fn, void *tgt_vars,
   struct hsa_device *dev = d;
   /* The thread first: once the kernel is dispatched there is no going
      back.  */
-  pthread_mutex_lock (&dev->async_lock);
-  if (!dev->async_started)
+  int err = ok_completion_start (&dev->async);
+  if (err != 0)
     {
-      int err = pthread_create (&dev->async_thread, NULL,
-				hsa_completion_thread, dev);
-      if (err != 0)
-	{
-	  pthread_mutex_unlock (&dev->async_lock);
-	  hsa_dev_error (dev, "cannot start the completion thread: %s",
-			 strerror (err));
-	  return false;
-	}
-      dev->async_started = true;
+      hsa_dev_error (dev, "cannot start the completion thread: %s",
+		     strerror (err));
+      return false;
     }
-  pthread_mutex_unlock (&dev->async_lock);
 
   struct hsa_job *job = calloc (1, sizeof *job);
   if (job == NULL)
@@ -499,42 +470,7 @@ hsa_async_run (void *d, void *fn, void *tgt_vars,
       free (job);
       return false;
     }
-  job->async_data = async_data;
-  pthread_mutex_lock (&dev->async_lock);
-  dev->async_pending++;
-  if (dev->async_tail != NULL)
-    dev->async_tail->next = job;
-  else
-    dev->async_head = job;
-  dev->async_tail = job;
-  pthread_cond_signal (&dev->async_cond);
-  pthread_mutex_unlock (&dev->async_lock);
-  return true;
-}
-
-void
-hsa_async_drain (struct hsa_device *dev)
-{
-  if (hsa_completing == dev)
-    return;
-  pthread_mutex_lock (&dev->async_lock);
-  while (dev->async_pending > 0)
-    pthread_cond_wait (&dev->async_idle, &dev->async_lock);
-  pthread_mutex_unlock (&dev->async_lock);
-}
-
-bool
-hsa_async_fini (struct hsa_device *dev)
-{
-  if (hsa_completing == dev)
-    return false;
-  pthread_mutex_lock (&dev->async_lock);
-  dev->async_stopping = true;
-  bool started = dev->async_started;
-  pthread_cond_signal (&dev->async_cond);
-  pthread_mutex_unlock (&dev->async_lock);
-  if (started)
-    pthread_join (dev->async_thread, NULL);
-  dev->async_started = false;
+  job->link.async_data = async_data;
+  ok_completion_push (&dev->async, &job->link);
   return true;
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dynlib.h"
 #include "hsa-internal.h"
 
 struct ok_hsa_api ok_hsa;
@@ -62,46 +63,22 @@ ok_hsa_status (hsa_status_t s, char *buf, size_t len)
   return buf;
 }
 
-size_t
-ok_hsa_env_size (const char *name, size_t default_value)
-{
-  const char *env = getenv (name);
-  if (env == NULL || *env == '\0')
-    return default_value;
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull (env, &end, 10);
-  if (errno != 0 || *end != '\0' || env[0] < '0' || env[0] > '9'
-      || v > SIZE_MAX / 2)
-    {
-      static int said;
-      if (!__atomic_exchange_n (&said, 1, __ATOMIC_RELAXED))
-	GOMP_PLUGIN_error ("offloadkit-%s: %s=\"%s\" is not a size in bytes;"
-			   " using %zu", ok_plugin.name, name, env,
-			   default_value);
-      return default_value;
-    }
-  return (size_t) v;
-}
-
-static bool
-hsa_resolve (void *handle, const char *path)
-{
-  struct ok_hsa_api api;
+/* The entry points, for ok_dynlib_resolve.  */
+static const struct ok_dynsym hsa_syms[] = {
 #define OK_HSA_FN(fn, ret, required, params)				\
-  api.fn = (__typeof__ (api.fn)) dlsym (handle, #fn);			\
-  if (api.fn == NULL && (required))					\
-    {									\
-      GOMP_PLUGIN_error ("offloadkit-%s: %s lacks %s (not an HSA runtime,"  \
-			 " or one too old); no GCN devices",		\
-			 ok_plugin.name, path, #fn);			\
-      return false;							\
-    }
+  { #fn, required, offsetof (struct ok_hsa_api, fn) },
 #include "hsa-calls.def"
 #undef OK_HSA_FN
-  ok_hsa = api;
-  return true;
-}
+};
+
+static const struct ok_dynlib hsa_lib = {
+  .env = "OFFLOADKIT_HSA_LIBRARY",
+  .library = "HSA runtime",
+  .a_library = "an HSA runtime",
+  .devices = "GCN",
+  .syms = hsa_syms,
+  .nsyms = sizeof hsa_syms / sizeof hsa_syms[0],
+};
 
 struct agent_walk
 {
@@ -129,7 +106,7 @@ hsa_collect_agent (hsa_agent_t agent, void *data)
 int
 ok_hsa_load (void)
 {
-  const char *path = getenv ("OFFLOADKIT_HSA_LIBRARY");
+  const char *path = getenv (hsa_lib.env);
   bool chosen = path != NULL && *path != '\0';
   if (!chosen)
     {
@@ -145,20 +122,11 @@ ok_hsa_load (void)
       close (fd);
     }
 
-  void *handle = dlopen (path, RTLD_NOW | RTLD_LOCAL);
+  struct ok_hsa_api api;
+  void *handle = ok_dynlib_load (&hsa_lib, path, chosen, &api);
   if (handle == NULL)
-    {
-      const char *why = dlerror ();
-      OK_DEBUG ("no HSA runtime (%s%s): no GCN devices",
-		chosen ? "OFFLOADKIT_HSA_LIBRARY: " : "",
-		why != NULL ? why : path);
-      return 0;
-    }
-  if (!hsa_resolve (handle, path))
-    {
-      dlclose (handle);
-      return 0;
-    }
+    return 0;
+  ok_hsa = api;
 
   char err[OK_HSA_ERRLEN];
   hsa_status_t s = ok_hsa.hsa_init ();

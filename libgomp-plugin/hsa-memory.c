@@ -13,8 +13,6 @@
 
 #include "hsa-internal.h"
 
-#define HSA_POOL_MAX_DEFAULT ((size_t) 64 * 1024)
-#define HSA_POOL_CHUNK ((size_t) 4 * 1024 * 1024)
 
 void *
 hsa_raw_alloc (struct hsa_device *dev, size_t size, const char *what)
@@ -63,10 +61,9 @@ static const struct ok_mem_pool_ops hsa_pool_ops = {
 bool
 hsa_memory_init (struct hsa_device *dev)
 {
-  size_t pool_max = ok_hsa_env_size ("OFFLOADKIT_GCN_POOL_MAX",
-				     HSA_POOL_MAX_DEFAULT);
-  size_t chunk = pool_max > HSA_POOL_CHUNK ? pool_max : HSA_POOL_CHUNK;
-  dev->pool = ok_mem_pool_new (&hsa_pool_ops, dev, pool_max, chunk);
+  size_t pool_max;
+  dev->pool = ok_device_pool_new (&hsa_pool_ops, dev,
+				  "OFFLOADKIT_GCN_POOL_MAX", &pool_max);
   return dev->pool != NULL;
 }
 
@@ -76,12 +73,8 @@ hsa_memory_fini (struct hsa_device *dev)
   bool ok = true;
   if (dev->pool != NULL)
     {
-      struct ok_mem_pool_stats st;
-      ok_mem_pool_stats (dev->pool, &st);
-      OK_DEBUG ("%s: pool of %zu chunks (%zu bytes), %zu small and %zu large"
-		" bytes still allocated", dev->label, st.chunks,
-		st.chunk_bytes, st.small_in_use, st.large_in_use);
-      ok = ok_mem_pool_destroy (dev->pool) || hsa_is_broken (dev);
+      ok = (ok_device_pool_destroy (dev->pool, dev->label)
+	    || hsa_is_broken (dev));
       dev->pool = NULL;
     }
   return ok;

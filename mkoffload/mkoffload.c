@@ -86,6 +86,40 @@ mko_intermediate (struct mko_ctx *ctx, const char *suffix)
   return ok_tempfile_create (suffix);
 }
 
+/* The accel driver must find its own tools, not the host's: drop the
+   host compilation's search paths, as GCC's mkoffload does.  */
+const char *const mko_accel_unset_env[] = {
+  "GCC_EXEC_PREFIX", "COMPILER_PATH", "LIBRARY_PATH", NULL
+};
+
+void
+mko_accel_argv (struct mko_ctx *ctx, struct mko_argv *a,
+		const char *const *inputs, const char *const *options,
+		const char *dumpbase)
+{
+  mko_argv_push (a, ctx->accel_cc);
+  if (ctx->save_temps)
+    mko_argv_push (a, "-save-temps");
+  if (ok_verbose)
+    mko_argv_push (a, "-v");
+  for (; inputs != NULL && *inputs != NULL; inputs++)
+    mko_argv_push (a, *inputs);
+  mko_argv_push (a, "-xlto");
+  mko_argv_push (a, "-m64");
+  if (ctx->fopenmp)
+    mko_argv_push (a, "-mgomp");
+  for (size_t i = 0; i < ctx->passthrough.n; i++)
+    mko_argv_push (a, ctx->passthrough.v[i]);
+  for (; options != NULL && *options != NULL; options++)
+    mko_argv_push (a, *options);
+  mko_argv_push (a, "-dumpdir");
+  mko_argv_push (a, "");
+  mko_argv_push (a, "-dumpbase");
+  mko_argv_push (a, dumpbase);
+  mko_argv_push (a, "-dumpbase-ext");
+  mko_argv_push (a, "");
+}
+
 static int
 is_executable_file (const char *path)
 {

@@ -101,6 +101,19 @@ void mko_add_image (struct mko_ctx *ctx, const char *path, int add_nul,
    otherwise a registered temporary file ending in SUFFIX.  */
 const char *mko_intermediate (struct mko_ctx *ctx, const char *suffix);
 
+/* Environment variables unset for the accel compiler (NULL-terminated).  */
+extern const char *const mko_accel_unset_env[];
+
+/* Start the accel compiler's command line in A: CTX's accel compiler,
+   the host compilation's -save-temps and -v, INPUTS (NULL-terminated,
+   may be NULL: files before the LTO objects), -xlto -m64, -mgomp for
+   OpenMP, the options passed through from the host compilation, then
+   OPTIONS (as INPUTS) and DUMPBASE as -dumpbase, with no dump directory
+   or extension.  The target adds its own -o and libraries.  */
+void mko_accel_argv (struct mko_ctx *ctx, struct mko_argv *a,
+		     const char *const *inputs, const char *const *options,
+		     const char *dumpbase);
+
 /* Find PROG like GCC finds its helpers: PROG itself when it has a '/',
    else in the directory of COLLECT_GCC, the COMPILER_PATH entries and
    PATH, in that order.  NULL when it is nowhere executable.  */

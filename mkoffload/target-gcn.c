@@ -127,11 +127,8 @@ check_device_libgomp (struct mko_ctx *ctx, const struct gcn_arch *arch)
   char *march = xasprintf ("-march=%s", arch->name);
   const char *argv[] = { ctx->accel_cc, march, "-print-libgcc-file-name",
 			 NULL };
-  static const char *const unset_env[] = {
-    "GCC_EXEC_PREFIX", "COMPILER_PATH", "LIBRARY_PATH", NULL
-  };
   char *out = NULL;
-  struct ok_command cmd = { .argv = argv, .unset_env = unset_env,
+  struct ok_command cmd = { .argv = argv, .unset_env = mko_accel_unset_env,
 			    .out = &out, .quiet = 1 };
   int rc = 0;
   if (ok_run_command (&cmd) == 0 && out && out[0] == '/')
@@ -182,27 +179,12 @@ accel_argv (struct mko_ctx *ctx, const struct gcn_arch *arch,
 	    const char *image, const char *label)
 {
   struct mko_argv a = { 0 };
-  mko_argv_push (&a, ctx->accel_cc);
-  if (ctx->save_temps)
-    mko_argv_push (&a, "-save-temps");
-  if (ok_verbose)
-    mko_argv_push (&a, "-v");
-  mko_argv_push (&a, "-xassembler");
-  mko_argv_push (&a, label);
-  mko_argv_push (&a, "-xlto");
-  mko_argv_push (&a, "-m64");
-  if (ctx->fopenmp)
-    mko_argv_push (&a, "-mgomp");
-  for (size_t i = 0; i < ctx->passthrough.n; i++)
-    mko_argv_push (&a, ctx->passthrough.v[i]);
-  mko_argv_push (&a, xasprintf ("-march=%s", arch->name));
-  mko_argv_push (&a, "-dumpdir");
-  mko_argv_push (&a, "");
-  mko_argv_push (&a, "-dumpbase");
-  mko_argv_push (&a, xasprintf ("%s.mkoffload.%s", ctx->dumpbase,
-				arch->name));
-  mko_argv_push (&a, "-dumpbase-ext");
-  mko_argv_push (&a, "");
+  const char *const inputs[] = { "-xassembler", label, NULL };
+  const char *const options[] = {
+    xasprintf ("-march=%s", arch->name), NULL
+  };
+  mko_accel_argv (ctx, &a, inputs, options,
+		  xasprintf ("%s.mkoffload.%s", ctx->dumpbase, arch->name));
   mko_argv_push (&a, "-o");
   mko_argv_push (&a, image);
   /* The device runtime; GCC's mkoffload links it explicitly too.  */
@@ -304,9 +286,6 @@ gcn_build (struct mko_ctx *ctx)
     if (check_device_libgomp (ctx, &gcn_archs[sel[i]]) < 0)
       return -1;
 
-  static const char *const unset_env[] = {
-    "GCC_EXEC_PREFIX", "COMPILER_PATH", "LIBRARY_PATH", NULL
-  };
   const char *label = mko_intermediate (ctx, ".mkoffload.vartable.s");
   if (mko_write_file (label, var_table_label, sizeof var_table_label - 1) < 0)
     return -1;
@@ -322,7 +301,7 @@ gcn_build (struct mko_ctx *ctx)
       images[i] = mko_intermediate (ctx, suffix);
       free (suffix);
       cmds[i].argv = accel_argv (ctx, arch, images[i], label);
-      cmds[i].unset_env = unset_env;
+      cmds[i].unset_env = mko_accel_unset_env;
     }
 
   /* The architectures are compiled in parallel: each is a whole LTO

@@ -66,35 +66,13 @@ nvptx_option (struct mko_ctx *ctx, const char *arg)
   return 1;
 }
 
-/* The accel driver must find its own tools, not the host's: drop the
-   host compilation's search paths, as GCC's mkoffload does.  */
-static const char *const accel_unset_env[] = {
-  "GCC_EXEC_PREFIX", "COMPILER_PATH", "LIBRARY_PATH", NULL
-};
-
 static int
 run_accel_compiler (struct mko_ctx *ctx, const char *ptx)
 {
   struct mko_argv a = { 0 };
   char *dumpbase = xasprintf ("%s.mkoffload", ctx->dumpbase);
 
-  mko_argv_push (&a, ctx->accel_cc);
-  if (ctx->save_temps)
-    mko_argv_push (&a, "-save-temps");
-  if (ok_verbose)
-    mko_argv_push (&a, "-v");
-  mko_argv_push (&a, "-xlto");
-  mko_argv_push (&a, "-m64");
-  if (ctx->fopenmp)
-    mko_argv_push (&a, "-mgomp");
-  for (size_t i = 0; i < ctx->passthrough.n; i++)
-    mko_argv_push (&a, ctx->passthrough.v[i]);
-  mko_argv_push (&a, "-dumpdir");
-  mko_argv_push (&a, "");
-  mko_argv_push (&a, "-dumpbase");
-  mko_argv_push (&a, dumpbase);
-  mko_argv_push (&a, "-dumpbase-ext");
-  mko_argv_push (&a, "");
+  mko_accel_argv (ctx, &a, NULL, NULL, dumpbase);
   /* nvptx-as would run whatever ptxas is on PATH with GCC 12's default
      -misa=sm_35, which current CUDA releases reject; we verify the
      linked PTX ourselves below, for an architecture ptxas accepts.  */
@@ -104,7 +82,7 @@ run_accel_compiler (struct mko_ctx *ctx, const char *ptx)
   /* Device code may call libatomic (e.g. an atomic update of a char
      becomes __atomic_compare_exchange_1); the accel install has it.  */
   mko_argv_push (&a, "-latomic");
-  int rc = ok_run_argv (a.v, accel_unset_env);
+  int rc = ok_run_argv (a.v, mko_accel_unset_env);
   free (a.v);
   free (dumpbase);
   return rc;

@@ -1,0 +1,13 @@
+/* Settings of the GPU backends read from the environment.  */
+
+#ifndef OFFLOADKIT_ENV_H
+#define OFFLOADKIT_ENV_H
+
+#include <stddef.h>
+
+/* A size in bytes from environment variable NAME, DEFAULT_VALUE when it
+   is unset or empty; a malformed value is reported once and the default
+   used.  */
+size_t ok_env_size (const char *name, size_t default_value);
+
+#endif
