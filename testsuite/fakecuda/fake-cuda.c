@@ -62,6 +62,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../fakes/fake-common.h"
+
 /* ------------------------------------------------------------------ */
 /* Our own declarations of the driver API's types and constants (values
    from cuda.h).  */
@@ -229,7 +231,6 @@ static int fk_num_devices = 1;
 static int fk_sm = 90;
 static int fk_sms = 4;
 static size_t fk_mem_total = (size_t) 8 << 30;
-static int fk_log_fd = -1;
 
 struct fk_ctx
 {
@@ -248,22 +249,17 @@ static __thread int fk_ctx_depth;
    driver calls there.  */
 static __thread bool fk_in_callback;
 
-/* Failure injection: the spec, and calls counted since it was set.  */
-struct fk_fail
-{
-  int sym;
-  long nth;			/* 0: every call.  */
-  int err;			/* -1: the symbol's default.  */
-};
-#define FK_MAX_FAILS 32
-static struct fk_fail fk_fails[FK_MAX_FAILS];
-static int fk_num_fails;
+/* Calls counted (in all, and since the failure spec was set), failures
+   to inject, the log, and invalid calls seen (the plugin's bugs or
+   deliberate test misuse).  */
 static long fk_calls_since_spec[FK_NSYMS];
 static long fk_calls_total[FK_NSYMS];
-
-/* Invalid calls seen (the plugin's bugs or deliberate test misuse).  */
-static long fk_bad_calls;
-static char fk_last_bad[512];
+static struct fake_state fk_fs = {
+  .tag = "fakecuda", .fail_var = "FAKECUDA_FAIL",
+  .sym_names = fk_sym_names, .nsyms = FK_NSYMS,
+  .calls_total = fk_calls_total, .calls_since_spec = fk_calls_since_spec,
+  .max_fails = 32, .item_max = 128, .v2_alias = true, .log_fd = -1,
+};
 
 /* Device memory registry: live blocks sorted by address.  */
 enum fk_block_kind { FK_MEM, FK_HOST, FK_GLOBAL };
@@ -409,46 +405,9 @@ static const char fk_linked_magic[16] = "FAKECUDA-LINKED";
 /* ------------------------------------------------------------------ */
 /* Logging and errors.  Called with FK_LOCK held.  */
 
-static void fk_log (const char *fmt, ...)
-  __attribute__ ((format (printf, 1, 2)));
-
-static void
-fk_log (const char *fmt, ...)
-{
-  if (fk_log_fd < 0)
-    return;
-  char line[1024];
-  va_list ap;
-  va_start (ap, fmt);
-  int n = vsnprintf (line, sizeof line - 1, fmt, ap);
-  va_end (ap);
-  if (n < 0)
-    return;
-  if ((size_t) n > sizeof line - 2)
-    n = sizeof line - 2;
-  line[n++] = '\n';
-  /* One write per line, so lines from threads stay whole.  */
-  ssize_t w = write (fk_log_fd, line, (size_t) n);
-  (void) w;
-}
-
+#define fk_log(...) fake_log (&fk_fs, __VA_ARGS__)
 /* The plugin (or a test) made a call the real driver would refuse.  */
-static void fk_bad (int sym, const char *fmt, ...)
-  __attribute__ ((format (printf, 2, 3)));
-
-static void
-fk_bad (int sym, const char *fmt, ...)
-{
-  char msg[400];
-  va_list ap;
-  va_start (ap, fmt);
-  vsnprintf (msg, sizeof msg, fmt, ap);
-  va_end (ap);
-  fk_bad_calls++;
-  snprintf (fk_last_bad, sizeof fk_last_bad, "%s: %s", fk_sym_names[sym],
-	    msg);
-  fk_log ("error %s", fk_last_bad);
-}
+#define fk_bad(...) fake_bad (&fk_fs, __VA_ARGS__)
 
 /* ------------------------------------------------------------------ */
 /* Configuration.  */
@@ -470,81 +429,6 @@ fk_env_long (const char *name, long dflt, long min, long max)
   return v;
 }
 
-static int
-fk_sym_lookup (const char *name, size_t len)
-{
-  for (int i = 0; i < FK_NSYMS; i++)
-    {
-      const char *s = fk_sym_names[i];
-      if (strlen (s) == len && strncmp (s, name, len) == 0)
-	return i;
-    }
-  /* Accept the API name for a versioned symbol: cuMemAlloc.  */
-  for (int i = 0; i < FK_NSYMS; i++)
-    {
-      const char *s = fk_sym_names[i];
-      size_t sl = strlen (s);
-      if (sl == len + 3 && strncmp (s, name, len) == 0
-	  && strcmp (s + len, "_v2") == 0)
-	return i;
-    }
-  return -1;
-}
-
-/* Parse SPEC (FAKECUDA_FAIL syntax) into the failure table; counts start
-   again.  Called with FK_LOCK held.  Returns false on a bad spec (then no
-   failure is armed).  */
-static bool
-fk_parse_fail (const char *spec)
-{
-  fk_num_fails = 0;
-  memset (fk_calls_since_spec, 0, sizeof fk_calls_since_spec);
-  if (spec == NULL)
-    return true;
-  const char *p = spec;
-  while (*p != '\0')
-    {
-      const char *end = strchr (p, ',');
-      size_t len = end != NULL ? (size_t) (end - p) : strlen (p);
-      char item[128];
-      if (len == 0 || len >= sizeof item)
-	goto bad;
-      memcpy (item, p, len);
-      item[len] = '\0';
-      struct fk_fail f = { -1, 0, -1 };
-      char *eq = strchr (item, '=');
-      if (eq != NULL)
-	{
-	  char *e;
-	  f.err = (int) strtol (eq + 1, &e, 0);
-	  if (*e != '\0' || eq[1] == '\0')
-	    goto bad;
-	  *eq = '\0';
-	}
-      char *at = strchr (item, '@');
-      if (at != NULL)
-	{
-	  char *e;
-	  f.nth = strtol (at + 1, &e, 0);
-	  if (*e != '\0' || f.nth < 1)
-	    goto bad;
-	  *at = '\0';
-	}
-      f.sym = fk_sym_lookup (item, strlen (item));
-      if (f.sym < 0 || fk_num_fails == FK_MAX_FAILS)
-	goto bad;
-      fk_fails[fk_num_fails++] = f;
-      p += len;
-      if (*p == ',')
-	p++;
-    }
-  return true;
- bad:
-  fprintf (stderr, "fakecuda: bad FAKECUDA_FAIL item in '%s'\n", spec);
-  fk_num_fails = 0;
-  return false;
-}
-
 static void
 fk_configure (void)
 {
@@ -557,15 +441,8 @@ fk_configure (void)
   fk_sms = (int) fk_env_long ("FAKECUDA_SMS", 4, 1, 1024);
   fk_mem_total = (size_t) fk_env_long ("FAKECUDA_MEM", (long) fk_mem_total,
 				       0, LONG_MAX);
-  const char *log = getenv ("FAKECUDA_LOG");
-  if (log != NULL && *log != '\0')
-    {
-      fk_log_fd = open (log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-      if (fk_log_fd < 0)
-	fprintf (stderr, "fakecuda: cannot open %s: %s\n", log,
-		 strerror (errno));
-    }
-  fk_parse_fail (getenv ("FAKECUDA_FAIL"));
+  fake_open_log (&fk_fs, "FAKECUDA_LOG");
+  fake_parse_fail (&fk_fs, getenv ("FAKECUDA_FAIL"));
   for (int d = 0; d < FK_MAX_DEVICES; d++)
     {
       fk_ctxs[d].magic = FK_MAGIC_CTX;
@@ -609,24 +486,21 @@ fk_enter (int sym)
 {
   pthread_mutex_lock (&fk_lock);
   fk_configure ();
-  fk_calls_total[sym]++;
-  long n = ++fk_calls_since_spec[sym];
+  long n;
+  const struct fake_fail *f = fake_count_call (&fk_fs, sym, &n);
   if (fk_in_callback)
     {
       fk_bad (sym, "driver call from inside a stream host function");
       pthread_mutex_unlock (&fk_lock);
       return CUDA_ERROR_NOT_PERMITTED;
     }
-  for (int i = 0; i < fk_num_fails; i++)
-    if (fk_fails[i].sym == sym
-	&& (fk_fails[i].nth == 0 || fk_fails[i].nth == n))
-      {
-	int err = (fk_fails[i].err >= 0 ? fk_fails[i].err
-		   : fk_default_error (sym));
-	fk_log ("fail %s call %ld -> %d", fk_sym_names[sym], n, err);
-	pthread_mutex_unlock (&fk_lock);
-	return err;
-      }
+  if (f != NULL)
+    {
+      int err = f->err >= 0 ? f->err : fk_default_error (sym);
+      fk_log ("fail %s call %ld -> %d", fk_sym_names[sym], n, err);
+      pthread_mutex_unlock (&fk_lock);
+      return err;
+    }
   return CUDA_SUCCESS;
 }
 
@@ -3053,7 +2927,7 @@ fakecuda_fail (const char *spec)
 {
   pthread_mutex_lock (&fk_lock);
   fk_configure ();
-  bool ok = fk_parse_fail (spec);
+  bool ok = fake_parse_fail (&fk_fs, spec);
   pthread_mutex_unlock (&fk_lock);
   return ok;
 }
@@ -3076,7 +2950,7 @@ fakecuda_gate (int closed)
 long
 fakecuda_calls (const char *sym)
 {
-  int i = fk_sym_lookup (sym, strlen (sym));
+  int i = fake_sym_lookup (&fk_fs, sym, strlen (sym));
   if (i < 0)
     return -1;
   pthread_mutex_lock (&fk_lock);
@@ -3175,9 +3049,9 @@ long
 fakecuda_bad_calls (const char **last)
 {
   pthread_mutex_lock (&fk_lock);
-  long n = fk_bad_calls;
+  long n = fk_fs.bad_calls;
   if (last != NULL)
-    *last = fk_last_bad;
+    *last = fk_fs.last_bad;
   pthread_mutex_unlock (&fk_lock);
   return n;
 }
@@ -3264,24 +3138,8 @@ fk_fini (void)
     }
   pthread_mutex_unlock (&fk_lock);
 
-  const char *check = getenv ("FAKECUDA_CHECK_LEAKS");
-  if (check == NULL || strcmp (check, "1") != 0)
-    return;
   static const char *const kinds[] = { "mem", "host", "module", "stream",
 				       "event", "link", "context" };
-  char msg[512];
-  int len = 0;
-  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-    {
-      long n = fakecuda_outstanding (kinds[i]);
-      if (n != 0 && len < (int) sizeof msg)
-	len += snprintf (msg + len, sizeof msg - (size_t) len, " %ld %s", n,
-			 kinds[i]);
-    }
-  if (len > 0)
-    {
-      fprintf (stderr, "fakecuda: leaked:%s\n", msg);
-      fflush (NULL);
-      _exit (97);
-    }
+  fake_check_leaks ("fakecuda", "FAKECUDA_CHECK_LEAKS", kinds,
+		    sizeof kinds / sizeof kinds[0], fakecuda_outstanding);
 }

@@ -65,6 +65,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../fakes/fake-common.h"
+
 /* The MessagePack walk of the metadata note is offloadkit's own
    (common/gcn-metadata.c, also mkoffload's): what this fake takes from
    the note, and checks, is its own.  */
@@ -290,7 +292,6 @@ static const char *const fh_sym_names[] = {
 /* State.  */
 
 #define FH_MAX_AGENTS 8
-#define FH_MAX_FAILS 16
 #define FH_MAGIC_SIGNAL 0x5349474eu
 #define FH_MAGIC_EXEC 0x45584543u
 #define FH_MAGIC_READER 0x52454144u
@@ -313,8 +314,6 @@ struct fh_agent
   unsigned mach;		/* EF_AMDGPU_MACH_* */
   struct fh_region regions[FH_NREGIONS];
 };
-
-struct fh_fail { int sym; long nth; int status; };
 
 /* A live block of "device" memory: region/pool allocations and loaded
    code objects.  */
@@ -398,12 +397,17 @@ static bool fh_configured, fh_initialised_once;
 static int fh_init_refs;
 static struct fh_agent fh_agents[FH_MAX_AGENTS + 1];
 static int fh_nagents;		/* GPU agents; the CPU agent follows them.  */
-static struct fh_fail fh_fails[FH_MAX_FAILS];
-static int fh_num_fails;
 static long fh_calls_total[FH_NSYMS], fh_calls_since_spec[FH_NSYMS];
-static int fh_log_fd = -1;
-static long fh_bad_calls;
-static char fh_last_bad[512];
+/* Call counts, failures to inject (FAKEHSA_FAIL: status numbers or
+   names), the log, invalid calls seen.  */
+static int fh_status_by_name (const char *name);
+static struct fake_state fh_fs = {
+  .tag = "fakehsa", .fail_var = "FAKEHSA_FAIL",
+  .sym_names = fh_sym_names, .nsyms = FH_NSYMS,
+  .calls_total = fh_calls_total, .calls_since_spec = fh_calls_since_spec,
+  .max_fails = 16, .item_max = 160, .err_by_name = fh_status_by_name,
+  .log_fd = -1,
+};
 static struct fh_block *fh_blocks;
 static size_t fh_nblocks, fh_blocks_cap;
 static struct fh_exec *fh_execs;
@@ -419,47 +423,10 @@ static uint64_t fh_next_queue_id = 1;
 /* ------------------------------------------------------------------ */
 /* Logging, errors, configuration.  */
 
-static void fh_log (const char *fmt, ...)
-  __attribute__ ((format (printf, 1, 2)));
-
-static void
-fh_log (const char *fmt, ...)
-{
-  if (fh_log_fd < 0)
-    return;
-  char line[1024];
-  va_list ap;
-  va_start (ap, fmt);
-  int n = vsnprintf (line, sizeof line - 1, fmt, ap);
-  va_end (ap);
-  if (n < 0)
-    return;
-  if ((size_t) n > sizeof line - 2)
-    n = sizeof line - 2;
-  line[n++] = '\n';
-  /* One write per line, so lines from threads stay whole.  */
-  ssize_t w = write (fh_log_fd, line, (size_t) n);
-  (void) w;
-}
-
+#define fh_log(...) fake_log (&fh_fs, __VA_ARGS__)
 /* The plugin made a call the real runtime would refuse (or that would
    fault on a GPU).  */
-static void fh_bad (int sym, const char *fmt, ...)
-  __attribute__ ((format (printf, 2, 3)));
-
-static void
-fh_bad (int sym, const char *fmt, ...)
-{
-  char msg[400];
-  va_list ap;
-  va_start (ap, fmt);
-  vsnprintf (msg, sizeof msg, fmt, ap);
-  va_end (ap);
-  fh_bad_calls++;
-  snprintf (fh_last_bad, sizeof fh_last_bad, "%s: %s", fh_sym_names[sym],
-	    msg);
-  fh_log ("error %s", fh_last_bad);
-}
+#define fh_bad(...) fake_bad (&fh_fs, __VA_ARGS__)
 
 static const struct { int status; const char *name; const char *text; }
 fh_statuses[] = {
@@ -510,73 +477,15 @@ fh_statuses[] = {
   { HSA_STATUS_ERROR_FATAL, "HSA_STATUS_ERROR_FATAL", "fatal error" },
 };
 
+/* The status named NAME (for FAKEHSA_FAIL), or -1.  */
 static int
-fh_sym_lookup (const char *name, size_t len)
+fh_status_by_name (const char *name)
 {
-  for (int i = 0; i < FH_NSYMS; i++)
-    if (strlen (fh_sym_names[i]) == len
-	&& strncmp (fh_sym_names[i], name, len) == 0)
-      return i;
-  return -1;
-}
-
-/* Parse SPEC (FAKEHSA_FAIL syntax) into the failure table; counts start
-   again.  Called with FH_LOCK held.  */
-static bool
-fh_parse_fail (const char *spec)
-{
-  fh_num_fails = 0;
-  memset (fh_calls_since_spec, 0, sizeof fh_calls_since_spec);
-  if (spec == NULL)
-    return true;
-  const char *p = spec;
-  while (*p != '\0')
-    {
-      const char *end = strchr (p, ',');
-      size_t len = end != NULL ? (size_t) (end - p) : strlen (p);
-      char item[160];
-      if (len == 0 || len >= sizeof item)
-	goto bad;
-      memcpy (item, p, len);
-      item[len] = '\0';
-      struct fh_fail f = { -1, 0, -1 };
-      char *eq = strchr (item, '=');
-      if (eq != NULL)
-	{
-	  *eq++ = '\0';
-	  char *e;
-	  long v = strtol (eq, &e, 0);
-	  if (*eq != '\0' && *e == '\0')
-	    f.status = (int) v;
-	  else
-	    for (size_t i = 0; i < sizeof fh_statuses / sizeof *fh_statuses; i++)
-	      if (strcmp (fh_statuses[i].name, eq) == 0)
-		f.status = fh_statuses[i].status;
-	  if (f.status < 0)
-	    goto bad;
-	}
-      char *at = strchr (item, '@');
-      if (at != NULL)
-	{
-	  char *e;
-	  f.nth = strtol (at + 1, &e, 0);
-	  if (*e != '\0' || f.nth < 1)
-	    goto bad;
-	  *at = '\0';
-	}
-      f.sym = fh_sym_lookup (item, strlen (item));
-      if (f.sym < 0 || fh_num_fails == FH_MAX_FAILS)
-	goto bad;
-      fh_fails[fh_num_fails++] = f;
-      p += len;
-      if (*p == ',')
-	p++;
-    }
-  return true;
- bad:
-  fprintf (stderr, "fakehsa: bad FAKEHSA_FAIL item in '%s'\n", spec);
-  fh_num_fails = 0;
-  return false;
+  int st = -1;
+  for (size_t i = 0; i < sizeof fh_statuses / sizeof *fh_statuses; i++)
+    if (strcmp (fh_statuses[i].name, name) == 0)
+      st = fh_statuses[i].status;
+  return st;
 }
 
 /* The ELF machine number of gfxNAME (LLVM's EF_AMDGPU_MACH_AMDGCN_*);
@@ -644,15 +553,8 @@ fh_configure (void)
   struct fh_agent *cpu = &fh_agents[fh_nagents];
   fh_agent_setup (cpu, false);
   snprintf (cpu->name, sizeof cpu->name, "Fake CPU");
-  const char *log = getenv ("FAKEHSA_LOG");
-  if (log != NULL && *log != '\0')
-    {
-      fh_log_fd = open (log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-      if (fh_log_fd < 0)
-	fprintf (stderr, "fakehsa: cannot open %s: %s\n", log,
-		 strerror (errno));
-    }
-  fh_parse_fail (getenv ("FAKEHSA_FAIL"));
+  fake_open_log (&fh_fs, "FAKEHSA_LOG");
+  fake_parse_fail (&fh_fs, getenv ("FAKEHSA_FAIL"));
 }
 
 /* The status a failing SYM returns when FAKEHSA_FAIL names none.  */
@@ -694,18 +596,15 @@ fh_enter (int sym)
 {
   pthread_mutex_lock (&fh_lock);
   fh_configure ();
-  fh_calls_total[sym]++;
-  long n = ++fh_calls_since_spec[sym];
-  for (int i = 0; i < fh_num_fails; i++)
-    if (fh_fails[i].sym == sym
-	&& (fh_fails[i].nth == 0 || fh_fails[i].nth == n))
-      {
-	int st = (fh_fails[i].status >= 0 ? fh_fails[i].status
-		  : fh_default_status (sym));
-	fh_log ("fail %s call %ld -> 0x%x", fh_sym_names[sym], n, st);
-	pthread_mutex_unlock (&fh_lock);
-	return st;
-      }
+  long n;
+  const struct fake_fail *f = fake_count_call (&fh_fs, sym, &n);
+  if (f != NULL)
+    {
+      int st = f->err >= 0 ? f->err : fh_default_status (sym);
+      fh_log ("fail %s call %ld -> 0x%x", fh_sym_names[sym], n, st);
+      pthread_mutex_unlock (&fh_lock);
+      return st;
+    }
   return HSA_STATUS_SUCCESS;
 }
 
@@ -715,8 +614,8 @@ fh_enter_void (int sym)
 {
   pthread_mutex_lock (&fh_lock);
   fh_configure ();
-  fh_calls_total[sym]++;
-  fh_calls_since_spec[sym]++;
+  /* Nothing can be armed for these.  */
+  (void) fake_count_call (&fh_fs, sym, NULL);
 }
 
 #define ENTER(sym) \
@@ -2639,14 +2538,11 @@ fh_fault_thread (void *arg)
 static hsa_status_t
 fh_dispatch_fault (void)
 {
-  fh_calls_total[FH_kernel_dispatch]++;
-  long n = ++fh_calls_since_spec[FH_kernel_dispatch];
-  for (int i = 0; i < fh_num_fails; i++)
-    if (fh_fails[i].sym == FH_kernel_dispatch
-	&& (fh_fails[i].nth == 0 || fh_fails[i].nth == n))
-      return (fh_fails[i].status >= 0 ? fh_fails[i].status
-	      : fh_default_status (FH_kernel_dispatch));
-  return HSA_STATUS_SUCCESS;
+  const struct fake_fail *f = fake_count_call (&fh_fs, FH_kernel_dispatch,
+					       NULL);
+  if (f == NULL)
+    return HSA_STATUS_SUCCESS;
+  return f->err >= 0 ? f->err : fh_default_status (FH_kernel_dispatch);
 }
 
 /* Check and record one kernel-dispatch packet.  */
@@ -2800,7 +2696,7 @@ fakehsa_fail (const char *spec)
 {
   pthread_mutex_lock (&fh_lock);
   fh_configure ();
-  bool ok = fh_parse_fail (spec);
+  bool ok = fake_parse_fail (&fh_fs, spec);
   pthread_mutex_unlock (&fh_lock);
   return ok;
 }
@@ -2824,7 +2720,7 @@ fakehsa_gate (int closed)
 long
 fakehsa_calls (const char *sym)
 {
-  int i = fh_sym_lookup (sym, strlen (sym));
+  int i = fake_sym_lookup (&fh_fs, sym, strlen (sym));
   if (i < 0)
     return -1;
   pthread_mutex_lock (&fh_lock);
@@ -2906,9 +2802,9 @@ long
 fakehsa_bad_calls (const char **last)
 {
   pthread_mutex_lock (&fh_lock);
-  long n = fh_bad_calls;
+  long n = fh_fs.bad_calls;
   if (last != NULL)
-    *last = fh_last_bad;
+    *last = fh_fs.last_bad;
   pthread_mutex_unlock (&fh_lock);
   return n;
 }
@@ -3000,24 +2896,8 @@ fh_fini (void)
   pthread_mutex_lock (&fh_lock);
   fh_reset_tables ();
   pthread_mutex_unlock (&fh_lock);
-  const char *check = getenv ("FAKEHSA_CHECK_LEAKS");
-  if (check == NULL || strcmp (check, "1") != 0)
-    return;
   static const char *const kinds[] = { "mem", "code", "executable", "reader",
 				       "queue", "signal" };
-  char msg[512];
-  int len = 0;
-  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-    {
-      long n = fakehsa_outstanding (kinds[i]);
-      if (n != 0 && len < (int) sizeof msg)
-	len += snprintf (msg + len, sizeof msg - (size_t) len, " %ld %s", n,
-			 kinds[i]);
-    }
-  if (len > 0)
-    {
-      fprintf (stderr, "fakehsa: leaked:%s\n", msg);
-      fflush (NULL);
-      _exit (97);
-    }
+  fake_check_leaks ("fakehsa", "FAKEHSA_CHECK_LEAKS", kinds,
+		    sizeof kinds / sizeof kinds[0], fakehsa_outstanding);
 }

@@ -1,8 +1,9 @@
-/* A program for the fake HSA runtime and for the quiet check (gcn.exp):
-   one target region with a map clause and a declare target variable.
-   Under the fake, kernels do not run, so only the device count is
-   checked; without any GPU the region falls back to the host and the
-   answer must be right.  Prints "devices N x X".  */
+/* A program for the fake HSA runtime and for the quiet check (gcn.exp),
+   and for the fake libcuda.so.1 (offloadkit.cuda/cuda.exp): one target
+   region with a map clause and a declare target variable.  Under a fake,
+   kernels do not run, so only the device count is checked; without any
+   GPU the region falls back to the host and the answer must be right.
+   Prints "devices N x X".  */
 
 #include <omp.h>
 #include <stdio.h>

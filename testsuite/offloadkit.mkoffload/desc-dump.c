@@ -1,11 +1,18 @@
-/* Test tool of aot.exp: linked with a wrapper object that mkoffload
-   made, it plays libgomp and prints the descriptor the wrapper registers,
-   one line per image, so that the tests see exactly what the plugin would
-   get:
+/* Test tool of aot.exp and gcn-mkoffload.exp: linked with a wrapper object
+   that mkoffload made, it plays libgomp and prints the descriptor the
+   wrapper registers, so that the tests see exactly what the plugin would
+   get.  For nvptx (aot.exp), one line per image:
      targets N
      image I type T format F arch A size S elf E nul Z
    E is the ELF e_machine of the image (190 for a cubin), "-" when the image
-   is not ELF; Z is 1 when the image ends with a NUL byte (PTX).  */
+   is not ELF; Z is 1 when the image ends with a NUL byte (PTX).
+   Compiled with -DDESC_DUMP_GCN (gcn-mkoffload.exp), for amdgcn-amdhsa:
+     targets N
+     image I type T format F arch A size S elf E funcs NF vars NV info K
+     func I J NAME sgprs S vgprs V group G private P kernarg K
+     var I J NAME
+   A is hexadecimal (0x906); E is 224 for an AMD GPU code object; K is 1
+   when the image has a kernel_info table.  */
 
 #include <stdio.h>
 #include <string.h>
@@ -25,6 +32,46 @@ omp_get_initial_device (void)
   return 0;
 }
 
+#ifdef DESC_DUMP_GCN
+/* The image line of T, then its functions and variables.  */
+static void
+print_image (unsigned i, const struct ok_tgt_desc *t, size_t size,
+	     const char *elf)
+{
+  printf ("image %u type %u format %u arch %#x size %zu elf %s funcs %u"
+	  " vars %u info %d\n", i, (unsigned) t->device_type,
+	  (unsigned) t->image_format, (unsigned) t->arch, size, elf,
+	  (unsigned) t->num_funcs, (unsigned) t->num_vars,
+	  t->kernel_info != NULL);
+  for (unsigned f = 0; f < t->num_funcs; f++)
+    {
+      printf ("func %u %u %s", i, f, t->func_names[f]);
+      if (t->kernel_info)
+	{
+	  const struct ok_kernel_info *k = &t->kernel_info[f];
+	  printf (" sgprs %u vgprs %u group %u private %u kernarg %u",
+		  (unsigned) k->sgprs, (unsigned) k->vgprs,
+		  (unsigned) k->group_segment_size,
+		  (unsigned) k->private_segment_size,
+		  (unsigned) k->kernarg_size);
+	}
+      putchar ('\n');
+    }
+  for (unsigned v = 0; v < t->num_vars; v++)
+    printf ("var %u %u %s\n", i, v, t->var_names[v]);
+}
+#else
+static void
+print_image (unsigned i, const struct ok_tgt_desc *t, size_t size,
+	     const char *elf)
+{
+  printf ("image %u type %u format %u arch %u size %zu elf %s nul %d\n",
+	  i, (unsigned) t->device_type, (unsigned) t->image_format,
+	  (unsigned) t->arch, size, elf,
+	  size > 0 && t->image_end[-1] == '\0');
+}
+#endif
+
 void
 GOMP_offload_register_ver (unsigned version, const void *host_table,
 			   int device_type, const void *target_data)
@@ -33,11 +80,20 @@ GOMP_offload_register_ver (unsigned version, const void *host_table,
   (void) version;
   (void) host_table;
   (void) device_type;
+#ifdef DESC_DUMP_GCN
+  if (d->magic != OK_DESC_MAGIC || d->desc_version != OK_DESC_VERSION)
+    {
+      printf ("bad magic %#x or version %u\n", (unsigned) d->magic,
+	      (unsigned) d->desc_version);
+      return;
+    }
+#else
   if (d->magic != OK_DESC_MAGIC)
     {
       printf ("bad magic %#x\n", (unsigned) d->magic);
       return;
     }
+#endif
   printf ("targets %u\n", (unsigned) d->num_targets);
   for (unsigned i = 0; i < d->num_targets; i++)
     {
@@ -47,10 +103,7 @@ GOMP_offload_register_ver (unsigned version, const void *host_table,
       if (size >= 20 && memcmp (t->image_start, "\177ELF", 4) == 0)
 	snprintf (elf, sizeof elf, "%u",
 		  (unsigned) (t->image_start[18] | t->image_start[19] << 8));
-      printf ("image %u type %u format %u arch %u size %zu elf %s nul %d\n",
-	      i, (unsigned) t->device_type, (unsigned) t->image_format,
-	      (unsigned) t->arch, size, elf,
-	      size > 0 && t->image_end[-1] == '\0');
+      print_image (i, t, size, elf);
     }
 }
 

@@ -57,6 +57,7 @@
 #include "gcc-nvptx-image.h"
 #include "gomp-abi.h"
 #include "gomp-standin.h"
+#include "harness-common.h"
 #include "offload-desc.h"
 
 extern char **environ;
@@ -83,22 +84,16 @@ static int (*f_global) (const char *, uintptr_t *, size_t *);
 static bool
 open_plugin (void)
 {
-  fake = dlopen (fake_path, RTLD_NOW | RTLD_LOCAL);
-  if (fake == NULL)
-    {
-      fprintf (stderr, "cuda-harness: %s\n", dlerror ());
-      return false;
-    }
-  bool ok = standin_open_plugin (plugin_path);
-  ok &= standin_sym (fake, "fakecuda_fail", &f_fail);
-  ok &= standin_sym (fake, "fakecuda_gate", &f_gate);
-  ok &= standin_sym (fake, "fakecuda_calls", &f_calls);
-  ok &= standin_sym (fake, "fakecuda_outstanding", &f_outstanding);
-  ok &= standin_sym (fake, "fakecuda_launch_count", &f_launch_count);
-  ok &= standin_sym (fake, "fakecuda_launch_info", &f_launch_info);
-  ok &= standin_sym (fake, "fakecuda_bad_calls", &f_bad_calls);
-  ok &= standin_sym (fake, "fakecuda_global", &f_global);
-  return ok;
+  const struct harness_sym syms[] = {
+    { "fakecuda_fail", &f_fail }, { "fakecuda_gate", &f_gate },
+    { "fakecuda_calls", &f_calls },
+    { "fakecuda_outstanding", &f_outstanding },
+    { "fakecuda_launch_count", &f_launch_count },
+    { "fakecuda_launch_info", &f_launch_info },
+    { "fakecuda_bad_calls", &f_bad_calls },
+    { "fakecuda_global", &f_global }, { NULL, NULL } };
+  return harness_open ("cuda-harness", fake_path, &fake, plugin_path,
+		       syms);
 }
 
 static long
@@ -113,12 +108,7 @@ bad_calls (void)
 static void
 check_no_bad_calls (const char *name, long before)
 {
-  const char *last;
-  long n = f_bad_calls (&last);
-  if (n != before)
-    fprintf (stderr, "  (%ld invalid driver calls, last: %s)\n", n - before,
-	     last);
-  check (name, n == before);
+  harness_check_no_bad_calls (name, before, f_bad_calls, "driver");
 }
 
 /* Check that nothing the plugin created in the driver is left.  */
@@ -127,13 +117,8 @@ check_no_leaks (const char *what)
 {
   static const char *const kinds[] = { "mem", "host", "module", "stream",
 				       "event", "link", "context" };
-  char buf[256];
-  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-    {
-      long n = f_outstanding (kinds[i]);
-      snprintf (buf, sizeof buf, "%s: no %s left (%ld)", what, kinds[i], n);
-      check (buf, n == 0);
-    }
+  harness_check_no_leaks (what, kinds, sizeof kinds / sizeof kinds[0],
+			  f_outstanding);
 }
 
 /* ------------------------------------------------------------------ */
@@ -442,27 +427,6 @@ loaded_marker (const char *marker)
 
 typedef void (*child_fn) (void);
 
-struct child
-{
-  const char *const *env;
-  child_fn fn;
-};
-
-static bool
-child_body (void *arg)
-{
-  const struct child *c = arg;
-  for (int i = 0; c->env[i] != NULL; i += 2)
-    if (c->env[i + 1] != NULL)
-      setenv (c->env[i], c->env[i + 1], 1);
-    else
-      unsetenv (c->env[i]);
-  if (!open_plugin ())
-    return false;
-  c->fn ();
-  return true;
-}
-
 /* Run FN in a child with the environment changes ENV (name, value pairs;
    a NULL value unsets; NULL-terminated).  If STDERR_EMPTY, check that
    nothing was printed on stderr.  */
@@ -470,8 +434,7 @@ static void
 in_child (const char *name, const char *const *env, child_fn fn,
 	  bool stderr_empty)
 {
-  struct child c = { env, fn };
-  standin_in_child (name, child_body, &c, stderr_empty);
+  harness_in_child (name, env, open_plugin, fn, stderr_empty);
 }
 
 static void
@@ -1703,46 +1666,7 @@ test_async (void)
   check_no_bad_calls ("async: no invalid driver calls", bad);
 }
 
-static void *
-open_gate_later (void *arg)
-{
-  (void) arg;
-  struct timespec pause = { 0, 300 * 1000 * 1000 };
-  nanosleep (&pause, NULL);
-  f_gate (0);
-  return NULL;
-}
-
 /* Several host threads launching at once, on both devices.  */
-struct hammer
-{
-  int dev;
-  void *fn;
-  int runs;
-  bool async;
-};
-
-static void *
-hammer (void *arg)
-{
-  struct hammer *h = arg;
-  for (int i = 0; i < h->runs; i++)
-    {
-      void *mem = p_alloc (h->dev, 256);
-      p_host2dev (h->dev, mem, &i, sizeof i);
-      if (h->async && i % 2 == 1)
-	p_async_run (h->dev, h->fn, mem, NULL, h);
-      else
-	p_run (h->dev, h->fn, mem, NULL);
-      int back = -1;
-      p_dev2host (h->dev, &back, mem, sizeof back);
-      if (back != i)
-	h->runs = -1;
-      p_free (h->dev, mem);
-    }
-  return NULL;
-}
-
 static void
 test_threads (void)
 {
@@ -1753,27 +1677,12 @@ test_threads (void)
       check ("threads: image on device 1", false);
       return;
     }
-  completions_reset ();
   int before = f_launch_count ();
-  struct hammer h[6];
-  pthread_t th[6];
+  void *fns[6];
   for (int i = 0; i < 6; i++)
-    {
-      h[i].dev = i % 2;
-      h[i].fn = (void *) (h[i].dev == 0 ? tab0 : t1)[i % 3].start;
-      h[i].runs = 40;
-      h[i].async = i >= 4;
-      pthread_create (&th[i], NULL, hammer, &h[i]);
-    }
-  for (int i = 0; i < 6; i++)
-    pthread_join (th[i], NULL);
-  wait_completions (40, 20);
-  bool data_ok = true;
-  for (int i = 0; i < 6; i++)
-    data_ok &= h[i].runs == 40;
-  check ("threads: every copy round trip right", data_ok);
+    fns[i] = (void *) (i % 2 == 0 ? tab0 : t1)[i % 3].start;
+  harness_hammer_threads (fns);
   check ("threads: 240 launches", f_launch_count () == before + 240);
-  check ("threads: 40 async completions", completions_now () == 40);
   bool devs_ok = true;
   int on1 = 0;
   for (int i = before; i < before + 240; i++)
@@ -1912,16 +1821,7 @@ main (int argc, char **argv)
   test_threads ();
 
   /* fini_device waits for a kernel still running.  */
-  completions_reset ();
-  f_gate (1);
-  int token;
-  p_async_run (0, (void *) tab0[0].start, NULL, NULL, &token);
-  pthread_t opener;
-  pthread_create (&opener, NULL, open_gate_later, NULL);
-  check ("fini device 0", p_fini_device (0));
-  check ("fini waited for the running kernel's completion",
-	 completions_now () == 1 && last_completion () == &token);
-  pthread_join (opener, NULL);
+  harness_check_fini_waits ((void *) tab0[0].start, f_gate);
   check ("fini device 1", p_fini_device (1));
   check_no_leaks ("after fini");
   check ("init again", p_init_device (0));

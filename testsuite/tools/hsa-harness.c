@@ -56,6 +56,7 @@
 
 #include "gomp-abi.h"
 #include "gomp-standin.h"
+#include "harness-common.h"
 #include "offload-desc.h"
 
 static const char *plugin_path, *fake_path, *ours_path, *gccs_path;
@@ -143,23 +144,16 @@ struct packet
 static bool
 open_plugin (void)
 {
+  const struct harness_sym syms[] = {
+    { "fakehsa_fail", &f_fail }, { "fakehsa_gate", &f_gate },
+    { "fakehsa_calls", &f_calls }, { "fakehsa_outstanding", &f_outstanding },
+    { "fakehsa_dispatch_count", &f_dispatch_count },
+    { "fakehsa_dispatch_info", &f_dispatch_info },
+    { "fakehsa_bad_calls", &f_bad_calls }, { "fakehsa_symbol", &f_symbol },
+    { NULL, NULL } };
   setenv ("OFFLOADKIT_HSA_LIBRARY", fake_path, 1);
-  fake = dlopen (fake_path, RTLD_NOW | RTLD_LOCAL);
-  if (fake == NULL)
-    {
-      fprintf (stderr, "hsa-harness: %s\n", dlerror ());
-      return false;
-    }
-  bool ok = standin_open_plugin (plugin_path);
-  ok &= standin_sym (fake, "fakehsa_fail", &f_fail);
-  ok &= standin_sym (fake, "fakehsa_gate", &f_gate);
-  ok &= standin_sym (fake, "fakehsa_calls", &f_calls);
-  ok &= standin_sym (fake, "fakehsa_outstanding", &f_outstanding);
-  ok &= standin_sym (fake, "fakehsa_dispatch_count", &f_dispatch_count);
-  ok &= standin_sym (fake, "fakehsa_dispatch_info", &f_dispatch_info);
-  ok &= standin_sym (fake, "fakehsa_bad_calls", &f_bad_calls);
-  ok &= standin_sym (fake, "fakehsa_symbol", &f_symbol);
-  return ok;
+  return harness_open ("hsa-harness", fake_path, &fake, plugin_path,
+		       syms);
 }
 
 static long
@@ -172,12 +166,7 @@ bad_calls (void)
 static void
 check_no_bad_calls (const char *name, long before)
 {
-  const char *last;
-  long n = f_bad_calls (&last);
-  if (n != before)
-    fprintf (stderr, "  (%ld invalid runtime calls, last: %s)\n",
-	     n - before, last);
-  check (name, n == before);
+  harness_check_no_bad_calls (name, before, f_bad_calls, "runtime");
 }
 
 static const char *const kinds[] = { "mem", "code", "executable", "reader",
@@ -214,13 +203,7 @@ same_census (const struct census *before, const char *what)
 static void
 check_no_leaks (const char *what)
 {
-  char buf[256];
-  for (size_t i = 0; i < NKINDS; i++)
-    {
-      long n = f_outstanding (kinds[i]);
-      snprintf (buf, sizeof buf, "%s: no %s left (%ld)", what, kinds[i], n);
-      check (buf, n == 0);
-    }
+  harness_check_no_leaks (what, kinds, NKINDS, f_outstanding);
 }
 
 /* ------------------------------------------------------------------ */
@@ -375,46 +358,31 @@ geometry_is (const struct dispatch *d, unsigned teams, unsigned threads)
 
 typedef void (*child_fn) (void);
 
-struct child
-{
-  const char *const *env;
-  child_fn fn;
-};
-
-static bool
-child_body (void *arg)
-{
-  const struct child *c = arg;
-  for (int i = 0; c->env[i] != NULL; i += 2)
-    if (c->env[i + 1] != NULL)
-      setenv (c->env[i], c->env[i + 1], 1);
-    else
-      unsetenv (c->env[i]);
-  /* The plugin only, with the environment as given: the runtime found
-     by the plugin's own rules.  */
-  if (getenv ("HARNESS_PLUGIN_ONLY") != NULL)
-    return standin_open_plugin (plugin_path);
-  if (!open_plugin ())
-    return false;
-  /* The test may point OFFLOADKIT_HSA_LIBRARY elsewhere.  */
-  for (int i = 0; c->env[i] != NULL; i += 2)
-    if (strcmp (c->env[i], "OFFLOADKIT_HSA_LIBRARY") == 0)
-      {
-	if (c->env[i + 1] != NULL)
-	  setenv (c->env[i], c->env[i + 1], 1);
-	else
-	  unsetenv (c->env[i]);
-      }
-  c->fn ();
-  return true;
-}
-
+/* Run FN in a child with the environment changes ENV (name, value pairs;
+   a NULL value unsets; NULL-terminated; the test may point
+   OFFLOADKIT_HSA_LIBRARY, which open_plugin sets, elsewhere).  If
+   STDERR_EMPTY, check that nothing was printed on stderr.  */
 static void
 in_child (const char *name, const char *const *env, child_fn fn,
 	  bool stderr_empty)
 {
-  struct child c = { env, fn };
-  standin_in_child (name, child_body, &c, stderr_empty);
+  harness_in_child (name, env, open_plugin, fn, stderr_empty);
+}
+
+static void child_zero_silent (void);
+
+/* A child that loads the plugin only, without the fake: the runtime it
+   finds by its own rules (none usable without /dev/kfd).  */
+static bool
+child_plugin_only (void *arg)
+{
+  (void) arg;
+  unsetenv ("OFFLOADKIT_HSA_LIBRARY");
+  if (!standin_open_plugin (plugin_path))
+    return false;
+  child_zero_silent ();
+  standin_close_plugin ();
+  return true;
 }
 
 static void
@@ -1231,62 +1199,18 @@ test_async (void)
   check_no_bad_calls ("async: no invalid runtime calls", bad);
 }
 
-struct hammer
-{
-  int dev;
-  void *fn;
-  int runs;
-  bool async;
-};
-
-static void *
-hammer (void *arg)
-{
-  struct hammer *h = arg;
-  for (int i = 0; i < h->runs; i++)
-    {
-      void *mem = p_alloc (h->dev, 256);
-      p_host2dev (h->dev, mem, &i, sizeof i);
-      if (h->async && i % 2 == 1)
-	p_async_run (h->dev, h->fn, mem, NULL, h);
-      else
-	p_run (h->dev, h->fn, mem, NULL);
-      int back = -1;
-      p_dev2host (h->dev, &back, mem, sizeof back);
-      if (back != i)
-	h->runs = -1;
-      p_free (h->dev, mem);
-    }
-  return NULL;
-}
-
 static void
 test_threads (void)
 {
   if (tab0 == NULL || tab1 == NULL)
     return;
   long bad = bad_calls ();
-  completions_reset ();
   int before = f_dispatch_count ();
-  struct hammer h[6];
-  pthread_t th[6];
+  void *fns[6];
   for (int i = 0; i < 6; i++)
-    {
-      h[i].dev = i % 2;
-      h[i].fn = (void *) (h[i].dev == 0 ? tab0 : tab1)[0].start;
-      h[i].runs = 40;
-      h[i].async = i >= 4;
-      pthread_create (&th[i], NULL, hammer, &h[i]);
-    }
-  for (int i = 0; i < 6; i++)
-    pthread_join (th[i], NULL);
-  wait_completions (40, 20);
-  bool data_ok = true;
-  for (int i = 0; i < 6; i++)
-    data_ok &= h[i].runs == 40;
-  check ("threads: every copy round trip right", data_ok);
+    fns[i] = (void *) (i % 2 == 0 ? tab0 : tab1)[0].start;
+  harness_hammer_threads (fns);
   check ("threads: 240 dispatches", f_dispatch_count () == before + 240);
-  check ("threads: 40 async completions", completions_now () == 40);
   int on1 = 0;
   for (int i = before; i < before + 240; i++)
     {
@@ -1296,16 +1220,6 @@ test_threads (void)
     }
   check ("threads: half the dispatches on device 1's agent", on1 == 120);
   check_no_bad_calls ("threads: no invalid runtime calls", bad);
-}
-
-static void *
-open_gate_later (void *arg)
-{
-  (void) arg;
-  struct timespec pause = { 0, 300 * 1000 * 1000 };
-  nanosleep (&pause, NULL);
-  f_gate (0);
-  return NULL;
 }
 
 /* The runtime calls failed in turn along a session, with how many of each
@@ -1390,12 +1304,8 @@ main (int argc, char **argv)
 
   /* Device counts with a fresh plugin each.  */
   if (access ("/dev/kfd", F_OK) != 0)
-    {
-      const char *const env[] = { "HARNESS_PLUGIN_ONLY", "1",
-				  "OFFLOADKIT_HSA_LIBRARY", NULL, NULL };
-      in_child ("no /dev/kfd, the system's runtime", env, child_zero_silent,
-		true);
-    }
+    standin_in_child ("no /dev/kfd, the system's runtime",
+		      child_plugin_only, NULL, true);
   else
     unsupported ("no /dev/kfd, the system's runtime (this machine has one)");
   {
@@ -1451,22 +1361,10 @@ main (int argc, char **argv)
   test_async ();
   test_threads ();
 
-  /* fini_device waits for a kernel still running.  */
+  /* fini_device waits for a kernel still running (on the kernel's
+     signal, which the fake decrements only when the gate opens).  */
   if (tab0 != NULL)
-    {
-      completions_reset ();
-      f_gate (1);
-      int token;
-      p_async_run (0, (void *) tab0[0].start, NULL, NULL, &token);
-      /* fini waits on the kernel's signal, which the fake decrements only
-	 when the gate opens: a thread opens it later.  */
-      pthread_t opener;
-      pthread_create (&opener, NULL, open_gate_later, NULL);
-      check ("fini device 0", p_fini_device (0));
-      pthread_join (opener, NULL);
-      check ("fini waited for the running kernel's completion",
-	     completions_now () == 1 && last_completion () == &token);
-    }
+    harness_check_fini_waits ((void *) tab0[0].start, f_gate);
   else
     check ("fini device 0", p_fini_device (0));
   check ("fini device 1", p_fini_device (1));
