@@ -59,7 +59,7 @@ typedef struct { uint64_t handle; } hsa_loaded_code_object_t;
 #define HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT 0xA002	/* uint32_t.  */
 
 /* hsa_isa_info_t.  */
-#define HSA_ISA_INFO_NAME_LENGTH 0	/* uint32_t, with the NUL.  */
+#define HSA_ISA_INFO_NAME_LENGTH 0	/* uint32_t, without the NUL.  */
 #define HSA_ISA_INFO_NAME 1		/* char[NAME_LENGTH].  */
 
 /* Regions.  */

@@ -82,6 +82,22 @@ hsa_elf_check (const unsigned char *image, size_t size, unsigned *mach,
   unsigned phnum = (unsigned) rd (image + 56, 2);
   unsigned shentsize = (unsigned) rd (image + 58, 2);
   unsigned shnum = (unsigned) rd (image + 60, 2);
+  unsigned shstrndx = (unsigned) rd (image + 62, 2);
+  /* e_shnum 0 with a table: extended numbering, the count in section 0's
+     header, which a loader reads; no GCN code object needs it.  */
+  if (shnum == 0 && shoff != 0)
+    {
+      snprintf (err, errlen, "code object has a section header table at"
+		" offset %llu but an e_shnum of 0 (extended section numbering"
+		" is not supported)", (unsigned long long) shoff);
+      return false;
+    }
+  if (shstrndx != 0 && shstrndx >= shnum)
+    {
+      snprintf (err, errlen, "code object's section name table is section"
+		" %u of its %u: truncated or corrupt", shstrndx, shnum);
+      return false;
+    }
   if (!headers_inside ("program", phoff, phentsize, 56, phnum, size, err,
 		       errlen)
       || !headers_inside ("section", shoff, shentsize, 64, shnum, size, err,

@@ -188,8 +188,9 @@ hsa_kernel_init (struct hsa_device *dev, struct hsa_image *img,
   if (k->kernarg_size > sizeof (struct gcn_kernargs))
     {
       hsa_dev_error (dev, "kernel '%s' wants %u bytes of kernel arguments;"
-		     " GCC's OpenMP kernels take %zu", name,
-		     (unsigned) k->kernarg_size, sizeof (int64_t));
+		     " expected at most %zu (GCC's OpenMP kernels take one"
+		     " pointer and the device runtime's block)", name,
+		     (unsigned) k->kernarg_size, sizeof (struct gcn_kernargs));
       return -1;
     }
   k->vgprs = vgprs;

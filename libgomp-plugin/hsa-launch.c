@@ -333,6 +333,15 @@ hsa_wait (struct hsa_device *dev, const struct hsa_kernel *k,
 	  hsa_dev_error (dev, "kernel '%s' aborted", k->name);
 	  abort ();
 	}
+      /* Bits 15:8 name a signal; only exit leaves them 0.  Ending the
+	 host with the low byte (often 0) would hide the failure.  */
+      if (((rv >> 8) & 0xff) != 0)
+	{
+	  hsa_dev_error (dev, "kernel '%s' was terminated by signal %u"
+			 " (expected exit, which leaves 0 there, or abort)",
+			 k->name, (rv >> 8) & 0xff);
+	  abort ();
+	}
       OK_DEBUG ("%s: kernel %s called exit (%u)", dev->label, k->name,
 		rv & 0xff);
       exit ((int) (rv & 0xff));
