@@ -14,7 +14,7 @@
 #   transfer   map(to:)/map(from:) of 1 GiB beside raw cuMemcpy
 #
 # Without a GPU (no libcuda.so.1, or no device) ours runs on the emulated
-# device (OFFLOADKIT_EMULATE=1) and GCC's on host fallback: the table then
+# device (OFFLOADKIT_EMULATE=nvptx:1) and GCC's on host fallback: the table then
 # says "no GPU: plumbing check, numbers meaningless" and is written to
 # bench/results/ only with --save.  With a GPU it is written there unless
 # --no-save.  --out FILE writes it (also) to FILE.
@@ -220,7 +220,7 @@ run_all () {
     ours_unset="-u OFFLOADKIT_EMULATE" ours_set=
     label="$device (CUDA driver ${driver:-?}; $ndev device(s), device 0 used)"
   else
-    ours_unset= ours_set=OFFLOADKIT_EMULATE=1
+    ours_unset= ours_set=OFFLOADKIT_EMULATE=nvptx:1
     why=$(sed -n 's/^okb-cuda-why //p' "$logs/cuda-info.log")
     [ "${ndev:-0}" -gt 0 ] && why="--emulate given"
     label="no GPU: plumbing check, numbers meaningless ($why; ours on the emulated device, GCC's on host fallback)"

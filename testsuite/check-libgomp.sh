@@ -6,7 +6,7 @@
 #             a PATH that has no CUDA ptxas, which GCC 12's pipeline cannot
 #             use), run with Debian's plugins only: host fallback.
 #   OURS      the same with -B TOPBUILD/stage/ (our mkoffload), run with our
-#             plugin first on LD_LIBRARY_PATH and OFFLOADKIT_EMULATE=1.
+#             plugin first on LD_LIBRARY_PATH and OFFLOADKIT_EMULATE=nvptx:1.
 #
 # The tests are taken at test time from the gcc-12-source package's tarball
 # (only libgomp/testsuite is extracted, under OBJDIR/tmp); they are never
@@ -470,7 +470,10 @@ CLG_TIMEOUT=$timeout
 CLG_COMPILE_TIMEOUT=$((timeout * 3))
 CLG_TCL=$srcdir/check-libgomp.tcl
 CLG_KEEP=$keep
-CLG_OURS_EMULATE=1
+# Name the plugin: the build's plugin directory has our gcn plugin too, and
+# a plain count would give it an emulated device without these programs'
+# images (libgomp counts the devices of every plugin it loads).
+CLG_OURS_EMULATE=nvptx:1
 CLG_TCLSH=tclsh
 # The comparison runs ours on an emulated device, which never uses
 # cubins; building them (3 architectures at ptxas -O3: minutes and 7 GB
