@@ -8,7 +8,16 @@
    for the tables and register counts and then embeds the linked object
    as a C array, we let the accel driver link in one go and read the
    tables, kernel names and kernel descriptors from the linked object with
-   libelf (common/gcn-code-object.c).  */
+   libelf (common/gcn-code-object.c).
+
+   The LTO objects must reach the accel driver as its only compiler
+   inputs: it gives them to one lto1 (as a whole program, like GCC's
+   mkoffload) only when every input it compiles is LTO.  With another
+   source among them (our variable-table label as assembler, once) it
+   compiles each object on its own, and then two units' static functions
+   of the same name both define the global kernel descriptor NAME.kd and
+   the link fails.  So the label is assembled first, for each
+   architecture, and given as an object.  */
 
 #define _GNU_SOURCE 1
 #include "config.h"
@@ -157,14 +166,14 @@ check_device_libgomp (struct mko_ctx *ctx, const struct gcn_arch *arch)
   return rc;
 }
 
-/* Assembler linked before the device code: a global label at the start
-   of the variable table, as GCC's mkoffload adds (it edits the assembler
-   text for it).  The HSA runtime loads no local symbols, so a "static"
-   device variable cannot be found by name; through this label a plugin
-   reads the relocated table from device memory instead, as GCC's does.
-   Being the first contribution to .gnu.offload_vars (inputs are laid out
-   in command-line order), the label is the table's start; read_image
-   checks that.  */
+/* Assembler for an object linked before the device code: a global label
+   at the start of the variable table, as GCC's mkoffload adds (it edits
+   the assembler text for it).  The HSA runtime loads no local symbols, so
+   a "static" device variable cannot be found by name; through this label
+   a plugin reads the relocated table from device memory instead, as
+   GCC's does.  Being the first contribution to .gnu.offload_vars (inputs
+   are laid out in command-line order), the label is the table's start;
+   read_image checks that.  */
 static const char var_table_label[] =
   "\t.section .gnu.offload_vars,\"aw\"\n"
   "\t.p2align 3\n"
@@ -172,14 +181,39 @@ static const char var_table_label[] =
   "\t.type .offload_var_table, @object\n"
   ".offload_var_table:\n";
 
-/* The accel compiler command that compiles and links CTX's inputs for
-   ARCH into IMAGE, LABEL (var_table_label's file) first.  */
+/* The accel compiler command that assembles LABEL_SRC (var_table_label)
+   for ARCH into the object LABEL.  lld links only objects whose ELF flags
+   agree (the architecture and its features, such as SRAM ECC), so the
+   label is assembled with the machine options the device code gets.  */
+static const char **
+label_argv (struct mko_ctx *ctx, const struct gcn_arch *arch,
+	    const char *label_src, const char *label)
+{
+  struct mko_argv a = { 0 };
+  mko_argv_push (&a, ctx->accel_cc);
+  if (ok_verbose)
+    mko_argv_push (&a, "-v");
+  for (size_t i = 0; i < ctx->passthrough.n; i++)
+    if (strncmp (ctx->passthrough.v[i], "-m", 2) == 0)
+      mko_argv_push (&a, ctx->passthrough.v[i]);
+  mko_argv_push (&a, xasprintf ("-march=%s", arch->name));
+  mko_argv_push (&a, "-c");
+  mko_argv_push (&a, "-xassembler");
+  mko_argv_push (&a, label_src);
+  mko_argv_push (&a, "-o");
+  mko_argv_push (&a, label);
+  return a.v;
+}
+
+/* The accel compiler command that compiles CTX's LTO inputs for ARCH in
+   one lto1 and links them into IMAGE, the object LABEL first.  */
 static const char **
 accel_argv (struct mko_ctx *ctx, const struct gcn_arch *arch,
 	    const char *image, const char *label)
 {
   struct mko_argv a = { 0 };
-  const char *const inputs[] = { "-xassembler", label, NULL };
+  /* -xnone: LABEL is a linker input, not a source to compile.  */
+  const char *const inputs[] = { "-xnone", label, NULL };
   const char *const options[] = {
     xasprintf ("-march=%s", arch->name), NULL
   };
@@ -274,6 +308,30 @@ out:
   return rc;
 }
 
+/* Run the N commands CMDS, in parallel, for the architectures SEL;
+   WHAT says what each does, for the message when one fails.  Return 0
+   when all exited with 0, else -1 after reporting one error.  */
+static int
+run_for_archs (struct ok_command *cmds, int n, const size_t *sel,
+	       const char *what)
+{
+  int status[NUM_ARCHS];
+  long ncpu = sysconf (_SC_NPROCESSORS_ONLN);
+  unsigned jobs = ncpu > 0 ? (unsigned) ncpu : 1;
+  if (ok_run_commands (cmds, n, jobs, status) < 0)
+    return -1;
+  for (int i = 0; i < n; i++)
+    if (status[i] == -1)
+      return -1;		/* Already reported.  */
+    else if (status[i] > 0)
+      {
+	ok_error ("'%s' exited with status %d (%s for %s)", cmds[i].argv[0],
+		  status[i], what, gcn_archs[sel[i]].name);
+	return -1;
+      }
+  return 0;
+}
+
 static int
 gcn_build (struct mko_ctx *ctx)
 {
@@ -286,39 +344,36 @@ gcn_build (struct mko_ctx *ctx)
     if (check_device_libgomp (ctx, &gcn_archs[sel[i]]) < 0)
       return -1;
 
-  const char *label = mko_intermediate (ctx, ".mkoffload.vartable.s");
-  if (mko_write_file (label, var_table_label, sizeof var_table_label - 1) < 0)
+  const char *label_src = mko_intermediate (ctx, ".mkoffload.vartable.s");
+  if (mko_write_file (label_src, var_table_label,
+		      sizeof var_table_label - 1) < 0)
     return -1;
 
-  struct ok_command cmds[NUM_ARCHS];
+  struct ok_command labels[NUM_ARCHS], links[NUM_ARCHS];
   const char *images[NUM_ARCHS];
-  int status[NUM_ARCHS];
-  memset (cmds, 0, sizeof cmds);
+  memset (labels, 0, sizeof labels);
+  memset (links, 0, sizeof links);
   for (int i = 0; i < n; i++)
     {
       const struct gcn_arch *arch = &gcn_archs[sel[i]];
-      char *suffix = xasprintf (".mkoffload.%s.hsaco", arch->name);
+      char *suffix = xasprintf (".mkoffload.%s.vartable.o", arch->name);
+      const char *label = mko_intermediate (ctx, suffix);
+      free (suffix);
+      labels[i].argv = label_argv (ctx, arch, label_src, label);
+      labels[i].unset_env = mko_accel_unset_env;
+      suffix = xasprintf (".mkoffload.%s.hsaco", arch->name);
       images[i] = mko_intermediate (ctx, suffix);
       free (suffix);
-      cmds[i].argv = accel_argv (ctx, arch, images[i], label);
-      cmds[i].unset_env = mko_accel_unset_env;
+      links[i].argv = accel_argv (ctx, arch, images[i], label);
+      links[i].unset_env = mko_accel_unset_env;
     }
 
-  /* The architectures are compiled in parallel: each is a whole LTO
+  /* The architectures are built in parallel: each link is a whole LTO
      compile of the device code.  */
-  long ncpu = sysconf (_SC_NPROCESSORS_ONLN);
-  unsigned jobs = ncpu > 0 ? (unsigned) ncpu : 1;
-  if (ok_run_commands (cmds, n, jobs, status) < 0)
+  if (run_for_archs (labels, n, sel, "assembling the variable table label")
+      < 0
+      || run_for_archs (links, n, sel, "building the code object") < 0)
     return -1;
-  for (int i = 0; i < n; i++)
-    if (status[i] == -1)
-      return -1;		/* Already reported.  */
-    else if (status[i] > 0)
-      {
-	ok_error ("'%s' exited with status %d (building the code object for"
-		  " %s)", cmds[i].argv[0], status[i], gcn_archs[sel[i]].name);
-	return -1;
-      }
 
   for (int i = 0; i < n; i++)
     {
@@ -331,6 +386,9 @@ gcn_build (struct mko_ctx *ctx)
       ctx->images[ctx->num_images - 1].kernel_info = info;
     }
   for (int i = 0; i < n; i++)
-    free ((void *) cmds[i].argv);
+    {
+      free ((void *) labels[i].argv);
+      free ((void *) links[i].argv);
+    }
   return 0;
 }

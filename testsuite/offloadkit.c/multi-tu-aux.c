@@ -19,3 +19,22 @@ aux_region (int x)
   r = aux_scale (x) + main_offset;
   return r;
 }
+
+/* Same names as multi-tu.c's static function and variable.  */
+static int unit_tag = 2;
+#pragma omp declare target (unit_tag)
+
+static int
+unit_region (int x)
+{
+  int r;
+#pragma omp target map(from: r) firstprivate(x)
+  r = x * unit_tag;
+  return r;
+}
+
+int
+aux_unit_region (int x)
+{
+  return unit_region (x);
+}

@@ -1,8 +1,11 @@
 /* A program whose target regions, declare target functions and variables
    are spread over two translation units (multi-tu-aux.c), so that
    mkoffload links several LTO objects into one image whose function and
-   variable tables must match the host tables' order.  Also exercises
-   dg-options and dg-additional-sources.  */
+   variable tables must match the host tables' order.  Both units also
+   have a static function with a target region and a static declare target
+   variable of the same names: their device code must be compiled as one
+   program, as GCC's mkoffload does, or the two kernels clash.  Also
+   exercises dg-options and dg-additional-sources.  */
 /* { dg-do run } */
 /* { dg-options "-O1" } */
 /* { dg-additional-sources "multi-tu-aux.c" } */
@@ -16,6 +19,19 @@ int main_offset = 1000;
 #pragma omp end declare target
 
 extern int aux_region (int);
+extern int aux_unit_region (int);
+
+static int unit_tag = 7;
+#pragma omp declare target (unit_tag)
+
+static int
+unit_region (int x)
+{
+  int r;
+#pragma omp target map(from: r) firstprivate(x)
+  r = x * unit_tag;
+  return r;
+}
 
 int
 main (void)
@@ -39,5 +55,13 @@ main (void)
   OKT_CHECK (aux_region (0) == 1000);
 #pragma omp target update to(main_offset)
   OKT_CHECK (aux_region (0) == 0);
+
+  /* Each unit's static region runs its own kernel with its own variable.  */
+  OKT_CHECK (unit_region (3) == 21);
+  OKT_CHECK (aux_unit_region (3) == 6);
+  unit_tag = 5;
+#pragma omp target update to(unit_tag)
+  OKT_CHECK (unit_region (3) == 15);
+  OKT_CHECK (aux_unit_region (3) == 6);
   return 0;
 }
