@@ -323,8 +323,15 @@ parse_args (struct mko_ctx *ctx, int argc, char **argv,
 	  if (takes_separate_value (a) && i + 1 < argc)
 	    {
 	      mko_argv_push (&ctx->passthrough, a);
+	      if (strcmp (a, "-Xassembler") == 0)
+		{
+		  mko_argv_push (&ctx->asm_options, a);
+		  mko_argv_push (&ctx->asm_options, argv[i + 1]);
+		}
 	      a = argv[++i];
 	    }
+	  else if (a[1] == 'm' || strncmp (a, "-Wa,", 4) == 0)
+	    mko_argv_push (&ctx->asm_options, a);
 	}
       else
 	mko_argv_push (inputs, a);

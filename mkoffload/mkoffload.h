@@ -64,6 +64,10 @@ struct mko_ctx
   /* Arguments for the accel compiler, in order (everything but -o OUT,
      -dumpbase X, -save-temps and -v, which the target adds itself).  */
   struct mko_argv passthrough;
+  /* The part of PASSTHROUGH that decides what the accel assembler makes
+     (-m..., -Wa,..., -Xassembler X), for a target that assembles a file
+     of its own to link with the device code.  */
+  struct mko_argv asm_options;
   const char *collect_gcc;	/* Host driver compiling the wrapper.  */
   const char *accel_cc;		/* Resolved accel compiler.  */
 

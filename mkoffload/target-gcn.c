@@ -184,7 +184,8 @@ static const char var_table_label[] =
 /* The accel compiler command that assembles LABEL_SRC (var_table_label)
    for ARCH into the object LABEL.  lld links only objects whose ELF flags
    agree (the architecture and its features, such as SRAM ECC), so the
-   label is assembled with the machine options the device code gets.  */
+   label is assembled with the machine and assembler options the device
+   code gets.  */
 static const char **
 label_argv (struct mko_ctx *ctx, const struct gcn_arch *arch,
 	    const char *label_src, const char *label)
@@ -193,9 +194,8 @@ label_argv (struct mko_ctx *ctx, const struct gcn_arch *arch,
   mko_argv_push (&a, ctx->accel_cc);
   if (ok_verbose)
     mko_argv_push (&a, "-v");
-  for (size_t i = 0; i < ctx->passthrough.n; i++)
-    if (strncmp (ctx->passthrough.v[i], "-m", 2) == 0)
-      mko_argv_push (&a, ctx->passthrough.v[i]);
+  for (size_t i = 0; i < ctx->asm_options.n; i++)
+    mko_argv_push (&a, ctx->asm_options.v[i]);
   mko_argv_push (&a, xasprintf ("-march=%s", arch->name));
   mko_argv_push (&a, "-c");
   mko_argv_push (&a, "-xassembler");
