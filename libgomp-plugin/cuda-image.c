@@ -518,6 +518,13 @@ cuda_image_extras (struct cuda_device *dev, CUmodule module,
   else if (r == CUDA_SUCCESS)
     OK_DEBUG ("%s: " CUDA_CLOCKTICK_VAR " has %zu bytes; not set",
 	      dev->label, bytes);
+  else if (r != CUDA_ERROR_NOT_FOUND)
+    {
+      /* omp_get_wtime on the device would answer 0.  */
+      cuda_call_error (dev, "cannot load offload image: variable '"
+		       CUDA_CLOCKTICK_VAR "'", "cuModuleGetGlobal", r);
+      return false;
+    }
   return true;
 }
 
@@ -809,9 +816,11 @@ cuda_unload_image (void *d, void *handle)
   struct cuda_image *img = handle;
   /* Its kernels may still run in target nowait regions.  */
   ok_completion_drain (&dev->async);
-  ok_image_list_remove (&dev->images, &img->node);
+  /* Still listed when the context cannot be entered: fini_device then
+     unloads it.  */
   if (!cuda_enter (dev))
     return false;
+  ok_image_list_remove (&dev->images, &img->node);
   return cuda_image_unload (dev, img);
 }
 

@@ -1,11 +1,35 @@
 /* Settings of the GPU backends read from the environment (see env.h).  */
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "env.h"
 #include "plugin-core.h"
+
+/* Whether a malformed NAME was reported already: devices are initialised
+   one by one, and each reads the settings; every variable is reported
+   once.  */
+static bool
+env_first_report (const char *name)
+{
+  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  static const char *said[8];
+  bool first = true;
+  pthread_mutex_lock (&lock);
+  size_t i;
+  for (i = 0; i < sizeof said / sizeof said[0] && said[i] != NULL; i++)
+    if (strcmp (said[i], name) == 0)
+      first = false;
+  /* NAME is a string constant of the caller's.  */
+  if (first && i < sizeof said / sizeof said[0])
+    said[i] = name;
+  pthread_mutex_unlock (&lock);
+  return first;
+}
 
 size_t
 ok_env_size (const char *name, size_t default_value)
@@ -19,9 +43,7 @@ ok_env_size (const char *name, size_t default_value)
   if (errno != 0 || *end != '\0' || env[0] < '0' || env[0] > '9'
       || v > SIZE_MAX / 2)
     {
-      /* Devices are initialised one by one: say it once.  */
-      static int said;
-      if (!__atomic_exchange_n (&said, 1, __ATOMIC_RELAXED))
+      if (env_first_report (name))
 	GOMP_PLUGIN_error ("offloadkit-%s: %s=\"%s\" is not a size in bytes;"
 			   " using %zu", ok_plugin.name, name, env,
 			   default_value);

@@ -5,9 +5,9 @@
 
 #include <stddef.h>
 
-/* A size in bytes from environment variable NAME, DEFAULT_VALUE when it
-   is unset or empty; a malformed value is reported once and the default
-   used.  */
+/* A size in bytes from environment variable NAME (a string constant),
+   DEFAULT_VALUE when it is unset or empty; a malformed value is reported
+   once per variable and the default used.  */
 size_t ok_env_size (const char *name, size_t default_value);
 
 #endif

@@ -589,6 +589,21 @@ child_sm90_no_match (void)
 }
 
 
+/* Two malformed settings and two devices: each setting is reported once,
+   whichever device reads it first.  */
+static void
+child_bad_sizes (void)
+{
+  check ("2 devices", p_get_num_devices () == 2);
+  int e = errors_now ();
+  check ("init both", p_init_device (0) && p_init_device (1));
+  /* The pool setting is read first, the staging one last.  */
+  check ("two errors, the last naming the staging setting",
+	 error_says (e + 1, "OFFLOADKIT_CUDA_STAGING_MAX=\"1MB\"", NULL));
+  check ("fini", p_fini_device (0) && p_fini_device (1));
+  check_no_leaks ("after fini");
+}
+
 /* OFFLOADKIT_CUDA_POOL_MAX=0, OFFLOADKIT_CUDA_STAGING_MAX=0 and a device
    of 8 MiB.  */
 static void
@@ -1327,6 +1342,11 @@ test_bad_images (void)
   f_fail ("cuModuleGetGlobal_v2@2=500");
   bad_load ("variable lookup fails", &im.d, version, "CUDA_ERROR_NOT_FOUND",
 	    NULL);
+  /* The lookups: the NVARS variables, __gomp_device_num, then the clock
+     tick, whose failure (other than its absence) fails the load.  */
+  f_fail ("cuModuleGetGlobal_v2@5=1");
+  bad_load ("clock tick lookup fails", &im.d, version, "__nvptx_clocktick",
+	    "CUDA_ERROR_INVALID_VALUE", NULL);
   f_fail (NULL);
 
   free (nover);
@@ -1781,6 +1801,12 @@ main (int argc, char **argv)
 				"OFFLOADKIT_CUDA_STAGING_MAX", "0",
 				"FAKECUDA_MEM", "8388608", NULL };
     in_child ("no pool, no staging, 8 MiB", env, child_no_pool, true);
+  }
+  {
+    const char *const env[] = { "OFFLOADKIT_CUDA_POOL_MAX", "64k",
+				"OFFLOADKIT_CUDA_STAGING_MAX", "1MB",
+				"FAKECUDA_DEVICES", "2", NULL };
+    in_child ("malformed sizes", env, child_bad_sizes, false);
   }
   {
     const char *const env[] = { "FAKECUDA_FAIL", "cuDevicePrimaryCtxRetain",
