@@ -17,13 +17,10 @@
 void
 cuda_dev_error (const struct cuda_device *dev, const char *fmt, ...)
 {
-  char text[1024];
   va_list ap;
   va_start (ap, fmt);
-  vsnprintf (text, sizeof text, fmt, ap);
+  ok_dev_verror (dev->label, fmt, ap);
   va_end (ap);
-  GOMP_PLUGIN_error ("offloadkit-%s: %s: %s", ok_plugin.name, dev->label,
-		     text);
 }
 
 void

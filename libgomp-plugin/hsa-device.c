@@ -14,13 +14,10 @@
 void
 hsa_dev_error (const struct hsa_device *dev, const char *fmt, ...)
 {
-  char msg[1024];
   va_list ap;
   va_start (ap, fmt);
-  vsnprintf (msg, sizeof msg, fmt, ap);
+  ok_dev_verror (dev->label, fmt, ap);
   va_end (ap);
-  GOMP_PLUGIN_error ("offloadkit-%s: %s: %s", ok_plugin.name, dev->label,
-		     msg);
 }
 
 void

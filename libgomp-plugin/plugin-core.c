@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "desc-check.h"
@@ -130,6 +131,29 @@ core_state (int ord, const char *what)
     GOMP_PLUGIN_error ("offloadkit-%s: cannot %s: device %d is not"
 		       " initialised", ok_plugin.name, what, ord);
   return state;
+}
+
+void
+ok_dev_verror (const char *label, const char *fmt, va_list ap)
+{
+  char small[1024];
+  va_list aq;
+  va_copy (aq, ap);
+  int n = vsnprintf (small, sizeof small, fmt, ap);
+  char *text = small;
+  if (n >= (int) sizeof small)
+    {
+      text = malloc ((size_t) n + 1);
+      if (text != NULL)
+	vsnprintf (text, (size_t) n + 1, fmt, aq);
+      else
+	text = small;		/* Cut short rather than nothing.  */
+    }
+  va_end (aq);
+  GOMP_PLUGIN_error ("offloadkit-%s: %s: %s", ok_plugin.name, label,
+		     n < 0 ? fmt : text);
+  if (text != small)
+    free (text);
 }
 
 void

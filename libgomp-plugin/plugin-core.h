@@ -7,6 +7,8 @@
 #ifndef OFFLOADKIT_PLUGIN_CORE_H
 #define OFFLOADKIT_PLUGIN_CORE_H
 
+#include <stdarg.h>
+
 #include "backend.h"
 #include "gomp-abi.h"
 
@@ -33,6 +35,11 @@ extern const struct ok_plugin ok_plugin;
 #define OK_DEBUG(fmt, ...) \
   GOMP_PLUGIN_debug (0, "offloadkit-%s: " fmt "\n", ok_plugin.name, \
 		     ##__VA_ARGS__)
+
+/* Report an error about the device named LABEL through GOMP_PLUGIN_error
+   as "offloadkit-PLUGIN: LABEL: MESSAGE", MESSAGE formatted from FMT and
+   AP in full, however long (a JIT compiler's log, say).  */
+void ok_dev_verror (const char *label, const char *fmt, va_list ap);
 
 /* Decode libgomp's target-argument vector ARGS (may be NULL) into LAUNCH,
    keeping the entries meant for all devices or for DEVICE_TYPE.  */
