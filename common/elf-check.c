@@ -18,37 +18,95 @@
 #include "diag.h"
 #include "elf-check.h"
 
-/* Check the ELF object in BUF[0, SIZE), reported as NAME.  */
-static int
-check_object (const char *name, const unsigned char *buf, size_t size)
+Elf *
+ok_elf_memory (const char *name, const unsigned char *buf, size_t size,
+	       const char *class_note, GElf_Ehdr *eh)
 {
   if (size < EI_NIDENT || memcmp (buf, ELFMAG, SELFMAG) != 0)
     {
       ok_error ("'%s' is not an ELF object", name);
-      return -1;
+      return NULL;
     }
   if (buf[EI_CLASS] != ELFCLASS64 || buf[EI_DATA] != ELFDATA2LSB)
     {
-      ok_error ("'%s' is not a 64-bit little-endian ELF object"
-		" (only x86_64 hosts are supported)", name);
-      return -1;
+      ok_error ("'%s' is not a 64-bit little-endian ELF object%s", name,
+		class_note ? class_note : "");
+      return NULL;
     }
   if (size < sizeof (Elf64_Ehdr))
     {
       ok_error ("'%s' is truncated (%zu bytes, no complete ELF header)",
 		name, size);
-      return -1;
+      return NULL;
     }
 
-  int rc = -1;
   /* libelf only reads the buffer (ELF_C_READ semantics).  */
   Elf *elf = elf_memory ((char *) buf, size);
-  GElf_Ehdr eh;
-  if (!elf || elf_kind (elf) != ELF_K_ELF || !gelf_getehdr (elf, &eh))
+  if (!elf || elf_kind (elf) != ELF_K_ELF || !gelf_getehdr (elf, eh))
     {
       ok_error ("'%s' is not a valid ELF object: %s", name, elf_errmsg (-1));
-      goto out;
+      if (elf)
+	elf_end (elf);
+      return NULL;
     }
+  return elf;
+}
+
+int
+ok_elf_check_sections (const char *name, Elf *elf, const GElf_Ehdr *eh,
+		       size_t size, size_t *shnum)
+{
+  if (eh->e_shoff == 0 || eh->e_shentsize != sizeof (Elf64_Shdr))
+    {
+      ok_error ("'%s' has no valid section header table", name);
+      return -1;
+    }
+  /* Bounds of the section header table itself, before libelf reads it;
+     with extended numbering (e_shnum 0) at least entry 0 must exist.  */
+  uint64_t shnum_hdr = eh->e_shnum ? eh->e_shnum : 1;
+  if (eh->e_shoff > size
+      || shnum_hdr > (size - eh->e_shoff) / sizeof (Elf64_Shdr)
+      || elf_getshdrnum (elf, shnum) != 0
+      || *shnum > (size - eh->e_shoff) / sizeof (Elf64_Shdr))
+    {
+      ok_error ("'%s' is truncated (section headers end past its %zu bytes)",
+		name, size);
+      return -1;
+    }
+  for (Elf_Scn *scn = elf_nextscn (elf, NULL); scn;
+       scn = elf_nextscn (elf, scn))
+    {
+      GElf_Shdr sh;
+      if (!gelf_getshdr (scn, &sh))
+	{
+	  ok_error ("'%s' has a bad section header: %s", name,
+		    elf_errmsg (-1));
+	  return -1;
+	}
+      if (sh.sh_type == SHT_NOBITS || sh.sh_type == SHT_NULL)
+	continue;
+      if (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset)
+	{
+	  ok_error ("'%s' is truncated (section %zu ends at byte %" PRIu64
+		    ", past its %zu bytes)", name, elf_ndxscn (scn),
+		    sh.sh_offset + sh.sh_size, size);
+	  return -1;
+	}
+    }
+  return 0;
+}
+
+/* Check the ELF object in BUF[0, SIZE), reported as NAME.  */
+static int
+check_object (const char *name, const unsigned char *buf, size_t size)
+{
+  GElf_Ehdr eh;
+  Elf *elf = ok_elf_memory (name, buf, size,
+			    " (only x86_64 hosts are supported)", &eh);
+  if (!elf)
+    return -1;
+
+  int rc = -1;
   if (eh.e_type != ET_REL)
     {
       ok_error ("'%s' is not a relocatable object (ELF type %u)", name,
@@ -61,53 +119,10 @@ check_object (const char *name, const unsigned char *buf, size_t size)
 		(unsigned) eh.e_machine, (unsigned) EM_X86_64);
       goto out;
     }
-  if (eh.e_shoff == 0 || eh.e_shentsize != sizeof (Elf64_Shdr))
-    {
-      ok_error ("'%s' has no valid section header table", name);
-      goto out;
-    }
-  /* Bounds of the section header table itself, before libelf reads it;
-     with extended numbering (e_shnum 0) at least entry 0 must exist.  */
-  uint64_t shnum_hdr = eh.e_shnum ? eh.e_shnum : 1;
-  if (eh.e_shoff > size
-      || shnum_hdr > (size - eh.e_shoff) / sizeof (Elf64_Shdr))
-    {
-      ok_error ("'%s' is truncated (section headers end past its %zu bytes)",
-		name, size);
-      goto out;
-    }
   size_t shnum;
-  if (elf_getshdrnum (elf, &shnum) != 0
-      || shnum > (size - eh.e_shoff) / sizeof (Elf64_Shdr))
-    {
-      ok_error ("'%s' is truncated (section headers end past its %zu bytes)",
-		name, size);
-      goto out;
-    }
-  for (Elf_Scn *scn = elf_nextscn (elf, NULL); scn;
-       scn = elf_nextscn (elf, scn))
-    {
-      GElf_Shdr sh;
-      if (!gelf_getshdr (scn, &sh))
-	{
-	  ok_error ("'%s' has a bad section header: %s", name,
-		    elf_errmsg (-1));
-	  goto out;
-	}
-      if (sh.sh_type == SHT_NOBITS || sh.sh_type == SHT_NULL)
-	continue;
-      if (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset)
-	{
-	  ok_error ("'%s' is truncated (section %zu ends at byte %" PRIu64
-		    ", past its %zu bytes)", name, elf_ndxscn (scn),
-		    sh.sh_offset + sh.sh_size, size);
-	  goto out;
-	}
-    }
-  rc = 0;
+  rc = ok_elf_check_sections (name, elf, &eh, size, &shnum);
 out:
-  if (elf)
-    elf_end (elf);
+  elf_end (elf);
   return rc;
 }
 

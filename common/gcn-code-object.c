@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "diag.h"
+#include "elf-check.h"
 #include "file-io.h"
 #include "gcn-code-object.h"
 #include "gcn-metadata.h"
@@ -34,19 +35,6 @@
 #define R_AMDGPU_RELATIVE64 13u
 
 #define KD_SIZE 64u
-
-uint32_t
-ok_gcn_arch_of_mach (uint32_t mach)
-{
-  switch (mach)
-    {
-    case OK_EF_AMDGPU_MACH_GFX803: return 0x803;
-    case OK_EF_AMDGPU_MACH_GFX900: return 0x900;
-    case OK_EF_AMDGPU_MACH_GFX906: return 0x906;
-    case OK_EF_AMDGPU_MACH_GFX908: return 0x908;
-    default: return 0;
-    }
-}
 
 static uint32_t
 get_u32 (const unsigned char *p)
@@ -161,32 +149,9 @@ word_at (struct reader *rd, uint64_t addr, uint64_t *val, const char *what,
 static int
 check_sections (struct reader *rd, GElf_Ehdr *eh)
 {
-  const unsigned char *buf = rd->buf;
-  size_t size = rd->size;
-  if (size < EI_NIDENT || memcmp (buf, ELFMAG, SELFMAG) != 0)
-    {
-      ok_error ("'%s' is not an ELF object", rd->name);
-      return -1;
-    }
-  if (buf[EI_CLASS] != ELFCLASS64 || buf[EI_DATA] != ELFDATA2LSB)
-    {
-      ok_error ("'%s' is not a 64-bit little-endian ELF object", rd->name);
-      return -1;
-    }
-  if (size < sizeof (Elf64_Ehdr))
-    {
-      ok_error ("'%s' is truncated (%zu bytes, no complete ELF header)",
-		rd->name, size);
-      return -1;
-    }
-  rd->elf = elf_memory ((char *) buf, size);
-  if (!rd->elf || elf_kind (rd->elf) != ELF_K_ELF
-      || !gelf_getehdr (rd->elf, eh))
-    {
-      ok_error ("'%s' is not a valid ELF object: %s", rd->name,
-		elf_errmsg (-1));
-      return -1;
-    }
+  rd->elf = ok_elf_memory (rd->name, rd->buf, rd->size, NULL, eh);
+  if (!rd->elf)
+    return -1;
   if (eh->e_machine != OK_EM_AMDGPU)
     {
       ok_error ("'%s' is for ELF machine %u, not an AMD GPU (%u)", rd->name,
@@ -199,47 +164,24 @@ check_sections (struct reader *rd, GElf_Ehdr *eh)
 		(unsigned) eh->e_type);
       return -1;
     }
-  if (eh->e_shoff == 0 || eh->e_shentsize != sizeof (Elf64_Shdr))
-    {
-      ok_error ("'%s' has no valid section header table", rd->name);
-      return -1;
-    }
-  uint64_t shnum_hdr = eh->e_shnum ? eh->e_shnum : 1;
   size_t shnum;
-  if (eh->e_shoff > size
-      || shnum_hdr > (size - eh->e_shoff) / sizeof (Elf64_Shdr)
-      || elf_getshdrnum (rd->elf, &shnum) != 0
-      || shnum > (size - eh->e_shoff) / sizeof (Elf64_Shdr))
-    {
-      ok_error ("'%s' is truncated (section headers end past its %zu bytes)",
-		rd->name, size);
-      return -1;
-    }
+  if (ok_elf_check_sections (rd->name, rd->elf, eh, rd->size, &shnum) < 0)
+    return -1;
   if (elf_getshdrstrndx (rd->elf, &rd->shstrndx) != 0
       || rd->shstrndx >= shnum)
     {
       ok_error ("'%s' has no valid section name table", rd->name);
       return -1;
     }
+  /* What this reader needs beyond the bounds: entry sizes it can index
+     by, and the allocated sections for reading by address.  */
   for (Elf_Scn *scn = elf_nextscn (rd->elf, NULL); scn;
        scn = elf_nextscn (rd->elf, scn))
     {
       GElf_Shdr sh;
-      if (!gelf_getshdr (scn, &sh))
-	{
-	  ok_error ("'%s' has a bad section header: %s", rd->name,
-		    elf_errmsg (-1));
-	  return -1;
-	}
-      if (sh.sh_type == SHT_NOBITS || sh.sh_type == SHT_NULL)
+      if (!gelf_getshdr (scn, &sh)
+	  || sh.sh_type == SHT_NOBITS || sh.sh_type == SHT_NULL)
 	continue;
-      if (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset)
-	{
-	  ok_error ("'%s' is truncated (section %zu ends at byte %" PRIu64
-		    ", past its %zu bytes)", rd->name, elf_ndxscn (scn),
-		    sh.sh_offset + sh.sh_size, size);
-	  return -1;
-	}
       if ((sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM
 	   || sh.sh_type == SHT_RELA)
 	  && sh.sh_entsize != (sh.sh_type == SHT_RELA ? sizeof (Elf64_Rela)

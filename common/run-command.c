@@ -75,6 +75,25 @@ ok_print_argv (const char *const *argv)
   fflush (stderr);
 }
 
+/* Report that NAME could not be started: posix_spawnp returned ERR.  */
+static void
+report_spawn_error (const char *name, int err)
+{
+  if (err == ENOENT)
+    ok_error ("cannot run '%s': command not found", name);
+  else
+    ok_error ("cannot run '%s': %s", name, strerror (err));
+}
+
+/* Report that NAME was killed by signal SIG.  */
+static void
+report_signal (const char *name, int sig)
+{
+  const char *desc = sigabbrev_np (sig);
+  ok_error ("'%s' was killed by signal %d (SIG%s: %s)", name, sig,
+	    desc ? desc : "?", strsignal (sig));
+}
+
 /* A copy of environ without the variables named in UNSET.  */
 static char **
 child_environment (const char *const *unset)
@@ -148,10 +167,7 @@ ok_run_command (const struct ok_command *cmd)
     {
       if (cmd->out)
 	close (pipefd[0]);
-      if (err == ENOENT)
-	ok_error ("cannot run '%s': command not found", name);
-      else
-	ok_error ("cannot run '%s': %s", name, strerror (err));
+      report_spawn_error (name, err);
       return -1;
     }
   if (cmd->out)
@@ -169,10 +185,7 @@ ok_run_command (const struct ok_command *cmd)
   ok_tempfile_set_child (0);
   if (WIFSIGNALED (status))
     {
-      int sig = WTERMSIG (status);
-      const char *desc = sigabbrev_np (sig);
-      ok_error ("'%s' was killed by signal %d (SIG%s: %s)", name, sig,
-		desc ? desc : "?", strsignal (sig));
+      report_signal (name, WTERMSIG (status));
       return -1;
     }
   return WEXITSTATUS (status);
@@ -189,11 +202,6 @@ ok_run_argv (const char *const *argv, const char *const *unset_env)
 }
 
 /* ---- Several commands at a time (ok_run_commands).  ----------------- */
-
-/* The signals that end the program with cleanup (as in tempfile.c).  */
-static const int pool_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT,
-				    SIGPIPE };
-#define POOL_NSIGNALS (sizeof pool_signals / sizeof *pool_signals)
 
 /* In the runner process: the commands running now (0 = free slot), read
    by its signal handler, and which command each slot runs.  */
@@ -221,16 +229,6 @@ pool_on_signal (int sig)
   raise (sig);
 }
 
-static void
-block_pool_signals (sigset_t *old)
-{
-  sigset_t set;
-  sigemptyset (&set);
-  for (size_t i = 0; i < POOL_NSIGNALS; i++)
-    sigaddset (&set, pool_signals[i]);
-  sigprocmask (SIG_BLOCK, &set, old);
-}
-
 /* Start CMD in a free slot as command number INDEX; signals are blocked
    from the spawn until the pid is in its slot.  Return 0, or -1 after
    reporting why it could not be started.  */
@@ -248,10 +246,7 @@ pool_start (const struct ok_command *cmd, size_t index,
   free (env);
   if (err != 0)
     {
-      if (err == ENOENT)
-	ok_error ("cannot run '%s': command not found", cmd->argv[0]);
-      else
-	ok_error ("cannot run '%s': %s", cmd->argv[0], strerror (err));
+      report_spawn_error (cmd->argv[0], err);
       return -1;
     }
   for (size_t s = 0; s < pool_slots; s++)
@@ -273,18 +268,9 @@ pool_run (const struct ok_command *cmds, size_t n, unsigned jobs,
   pool_pids = xcalloc (jobs, sizeof *pool_pids);
   pool_index = xcalloc (jobs, sizeof *pool_index);
   pool_slots = jobs;
-  for (size_t i = 0; i < POOL_NSIGNALS; i++)
-    {
-      struct sigaction sa, old;
-      /* A signal the parent ignores (nohup) stays ignored.  */
-      if (sigaction (pool_signals[i], NULL, &old) == 0
-	  && old.sa_handler == SIG_IGN)
-	continue;
-      memset (&sa, 0, sizeof sa);
-      sa.sa_handler = pool_on_signal;
-      sigemptyset (&sa.sa_mask);
-      sigaction (pool_signals[i], &sa, NULL);
-    }
+  /* The same signals as the parent's cleanup, which passes them on to
+     us (we are its recorded child).  */
+  ok_tempfile_catch_signals (pool_on_signal);
 
   posix_spawnattr_t attr;
   posix_spawnattr_init (&attr);
@@ -316,7 +302,7 @@ pool_run (const struct ok_command *cmds, size_t n, unsigned jobs,
       sigprocmask (SIG_SETMASK, old_mask, NULL);
       pid_t pid = waitpid (-1, &st, 0);
       int err = errno;
-      block_pool_signals (NULL);
+      ok_tempfile_block_signals (NULL);
       if (pid < 0)
 	{
 	  if (err == EINTR)
@@ -335,10 +321,7 @@ pool_run (const struct ok_command *cmds, size_t n, unsigned jobs,
       running--;
       if (WIFSIGNALED (st))
 	{
-	  int sig = WTERMSIG (st);
-	  const char *desc = sigabbrev_np (sig);
-	  ok_error ("'%s' was killed by signal %d (SIG%s: %s)",
-		    cmds[i].argv[0], sig, desc ? desc : "?", strsignal (sig));
+	  report_signal (cmds[i].argv[0], WTERMSIG (st));
 	  status[i] = -1;
 	}
       else
@@ -370,6 +353,11 @@ int
 ok_run_commands (const struct ok_command *cmds, size_t n, unsigned jobs,
 		 int *status)
 {
+  if (jobs == 0)
+    {
+      long ncpu = sysconf (_SC_NPROCESSORS_ONLN);
+      jobs = ncpu > 0 ? (unsigned) ncpu : 1;
+    }
   if (jobs > n)
     jobs = n;
   if (jobs <= 1)
@@ -452,4 +440,26 @@ ok_run_commands (const struct ok_command *cmds, size_t n, unsigned jobs,
       return -1;
     }
   return 0;
+}
+
+int
+ok_run_commands_checked (const struct ok_command *cmds, size_t n,
+			 size_t *failed, int *exit_status)
+{
+  int *status = xmalloc ((n ? n : 1) * sizeof *status);
+  int rc = ok_run_commands (cmds, n, 0, status);
+  /* Only the first failure in the order of the commands is looked at,
+     so that the caller reports one error; later ones may not even have
+     been started.  */
+  for (size_t i = 0; rc == 0 && i < n; i++)
+    if (status[i] == -1)
+      rc = -1;			/* Already reported.  */
+    else if (status[i] > 0)
+      {
+	*failed = i;
+	*exit_status = status[i];
+	rc = 1;
+      }
+  free (status);
+  return rc;
 }

@@ -37,11 +37,12 @@ int ok_run_argv (const char *const *argv, const char *const *unset_env);
 #define OK_COMMAND_NOT_RUN (-2)
 
 /* Run the N commands CMDS (whose OUT must be NULL), up to JOBS of them at
-   a time (in order of starting), and wait for all.  STATUS[I] gets the
-   exit status of CMDS[I] (0-255), -1 when it could not be started or died
-   from a signal (reported as by ok_run_command), or OK_COMMAND_NOT_RUN:
-   once one fails, no further one is started.  Return 0, or -1 after
-   reporting one error when the commands could not be run at all.
+   a time (in order of starting; JOBS 0 means as many as there are online
+   CPUs), and wait for all.  STATUS[I] gets the exit status of CMDS[I]
+   (0-255), -1 when it could not be started or died from a signal
+   (reported as by ok_run_command), or OK_COMMAND_NOT_RUN: once one fails,
+   no further one is started.  Return 0, or -1 after reporting one error
+   when the commands could not be run at all.
 
    With JOBS > 1 a forked runner process starts and waits for them, and
    is what ok_tempfile_set_child knows: a cleanup signal reaches it, and
@@ -49,6 +50,16 @@ int ok_run_argv (const char *const *argv, const char *const *unset_env);
    before dying from it, so that none writes a file after the cleanup.  */
 int ok_run_commands (const struct ok_command *cmds, size_t n, unsigned jobs,
 		     int *status);
+
+/* Run the N commands CMDS with ok_run_commands, as many at a time as
+   there are online CPUs, and look at how they ended, in their order.
+   Return 0 when all exited with 0; -1 when they could not be run, or the
+   first failing one could not be started or died from a signal (already
+   reported); 1 when the first failing one exited with a status > 0,
+   stored in *EXIT_STATUS with its index in *FAILED: the caller reports
+   that in its own words, saying what the command was for.  */
+int ok_run_commands_checked (const struct ok_command *cmds, size_t n,
+			     size_t *failed, int *exit_status);
 
 /* Print ARGV to stderr as one line a shell would read back the same.  */
 void ok_print_argv (const char *const *argv);

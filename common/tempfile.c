@@ -73,13 +73,9 @@ on_signal (int sig)
   raise (sig);
 }
 
-static void
-install_handlers (void)
+void
+ok_tempfile_catch_signals (void (*handler) (int))
 {
-  if (owner)
-    return;
-  owner = getpid ();
-  atexit (remove_all);
   for (size_t i = 0; i < sizeof cleanup_signals / sizeof *cleanup_signals;
        i++)
     {
@@ -89,10 +85,20 @@ install_handlers (void)
 	  && old.sa_handler == SIG_IGN)
 	continue;
       memset (&sa, 0, sizeof sa);
-      sa.sa_handler = on_signal;
+      sa.sa_handler = handler;
       sigemptyset (&sa.sa_mask);
       sigaction (cleanup_signals[i], &sa, NULL);
     }
+}
+
+static void
+install_handlers (void)
+{
+  if (owner)
+    return;
+  owner = getpid ();
+  atexit (remove_all);
+  ok_tempfile_catch_signals (on_signal);
 }
 
 static const char *

@@ -3,8 +3,8 @@
    Every file made or registered here is removed when the program exits,
    whether normally, through ok_fatal, or because of SIGINT, SIGTERM,
    SIGHUP, SIGQUIT or SIGPIPE (the handler removes the files, then
-   re-raises the signal so the parent sees the real cause of death).  Files the user asked to keep
-   (-save-temps) are simply not registered.  */
+   re-raises the signal so the parent sees the real cause of death).
+   Files the user asked to keep (-save-temps) are simply not registered.  */
 
 #ifndef OFFLOADKIT_TEMPFILE_H
 #define OFFLOADKIT_TEMPFILE_H
@@ -22,10 +22,16 @@ const char *ok_tempfile_create (const char *suffix);
    it cannot create a file again after the removal.  0 when none runs.  */
 void ok_tempfile_set_child (pid_t pid);
 
-/* Block the cleanup signals, storing the previous mask in OLD: between
-   starting a child and ok_tempfile_set_child, a handler would remove the
-   files while the child goes on writing them.  The child must be started
-   with OLD as its mask, and OLD restored once it is recorded.  */
+/* Block the cleanup signals, storing the previous mask in OLD (unless
+   NULL): between starting a child and ok_tempfile_set_child, a handler
+   would remove the files while the child goes on writing them.  The
+   child must be started with OLD as its mask, and OLD restored once it
+   is recorded.  */
 void ok_tempfile_block_signals (sigset_t *old);
+
+/* Install HANDLER for each of the cleanup signals, except one that is
+   ignored (nohup), so that a process of its own (ok_run_commands'
+   runner) reacts to the same signals as the cleanup.  */
+void ok_tempfile_catch_signals (void (*handler) (int));
 
 #endif /* OFFLOADKIT_TEMPFILE_H */

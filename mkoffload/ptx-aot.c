@@ -226,7 +226,6 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
   struct job *jobs = xcalloc (nmods * narchs, sizeof *jobs);
   const char **objs = xcalloc (nmods * narchs, sizeof *objs);
   struct ok_command *cmds = xcalloc (nmods * narchs + narchs, sizeof *cmds);
-  int *status = xcalloc (nmods * narchs + narchs, sizeof *status);
   size_t njobs = 0;
   int rc = -1;
 
@@ -336,21 +335,16 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
 	}
     }
 
-  long ncpu = sysconf (_SC_NPROCESSORS_ONLN);
-  unsigned max_jobs = ncpu > 0 ? (unsigned) ncpu : 1;
-  if (njobs && ok_run_commands (cmds, njobs, max_jobs, status) < 0)
+  size_t failed;
+  int status;
+  int ran = ok_run_commands_checked (cmds, njobs, &failed, &status);
+  if (ran > 0)
+    ok_error ("ptxas rejected PTX module %zu of %zu in '%s' for sm_%d"
+	      " (exit status %d; its messages are above)",
+	      jobs[failed].mod + 1, nmods, aot->ptx,
+	      aot->archs[jobs[failed].arch], status);
+  if (ran != 0)
     goto out;
-  for (size_t i = 0; i < njobs; i++)
-    if (status[i] == -1)
-      goto out;			/* Already reported.  */
-    else if (status[i] > 0)
-      {
-	ok_error ("ptxas rejected PTX module %zu of %zu in '%s' for sm_%d"
-		  " (exit status %d; its messages are above)",
-		  jobs[i].mod + 1, nmods, aot->ptx,
-		  aot->archs[jobs[i].arch], status[i]);
-	goto out;
-      }
   for (size_t i = 0; i < njobs; i++)
     if (jobs[i].cache_path)
       cache_store (jobs[i].obj, dir, jobs[i].cache_path);
@@ -375,18 +369,13 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
 	mko_argv_push (&av, objs[a * nmods + m]);
       links[a].argv = av.v;
     }
-  if (ok_run_commands (links, narchs, max_jobs, status) < 0)
+  ran = ok_run_commands_checked (links, narchs, &failed, &status);
+  if (ran > 0)
+    ok_error ("nvlink failed to link the sm_%d cubin of '%s'"
+	      " (exit status %d; its messages are above)",
+	      aot->archs[failed], aot->ptx, status);
+  if (ran != 0)
     goto out;
-  for (size_t a = 0; a < narchs; a++)
-    if (status[a] == -1)
-      goto out;
-    else if (status[a] > 0)
-      {
-	ok_error ("nvlink failed to link the sm_%d cubin of '%s'"
-		  " (exit status %d; its messages are above)",
-		  aot->archs[a], aot->ptx, status[a]);
-	goto out;
-      }
   rc = 0;
 
  out:
@@ -394,7 +383,6 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
   free (jobs);
   free (objs);
   free (cmds);
-  free (status);
   free (mod_files);
   free (order);
   free (sizes);

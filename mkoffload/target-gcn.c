@@ -315,21 +315,16 @@ static int
 run_for_archs (struct ok_command *cmds, int n, const size_t *sel,
 	       const char *what)
 {
-  int status[NUM_ARCHS];
-  long ncpu = sysconf (_SC_NPROCESSORS_ONLN);
-  unsigned jobs = ncpu > 0 ? (unsigned) ncpu : 1;
-  if (ok_run_commands (cmds, n, jobs, status) < 0)
-    return -1;
-  for (int i = 0; i < n; i++)
-    if (status[i] == -1)
-      return -1;		/* Already reported.  */
-    else if (status[i] > 0)
-      {
-	ok_error ("'%s' exited with status %d (%s for %s)", cmds[i].argv[0],
-		  status[i], what, gcn_archs[sel[i]].name);
-	return -1;
-      }
-  return 0;
+  size_t i;
+  int status;
+  int rc = ok_run_commands_checked (cmds, n, &i, &status);
+  if (rc > 0)
+    {
+      ok_error ("'%s' exited with status %d (%s for %s)", cmds[i].argv[0],
+		status, what, gcn_archs[sel[i]].name);
+      return -1;
+    }
+  return rc;
 }
 
 static int
