@@ -22,6 +22,7 @@
 
 #include "cuda-internal.h"
 #include "desc-check.h"
+#include "elf-image.h"
 #include "gcc-nvptx-image.h"
 #include "trace.h"
 
@@ -35,125 +36,19 @@
    omp_get_wtime scales the clock; the loader sets it for the device.  */
 #define CUDA_CLOCKTICK_VAR "__nvptx_clocktick"
 
-/* One PTX module to link; SIZE counts the terminating NUL.  */
-struct cuda_ptx
-{
-  const char *code;
-  size_t size;
-};
-
 /* Checks.  */
 
-/* Whether the LEN bytes at OFFSET, WHAT of a cubin for sm_ARCH of SIZE
-   bytes, lie inside it; false with the reason in ERR.  */
-static bool
-cuda_cubin_range (size_t size, unsigned arch, const char *what,
-		  uint64_t offset, unsigned __int128 len, char *err,
-		  size_t errlen)
-{
-  unsigned __int128 end = (unsigned __int128) offset + len;
-  if (end <= size)
-    return true;
-  if (end > UINT64_MAX)
-    snprintf (err, errlen, "damaged cubin for sm_%u: its %s lie beyond any"
-	      " size (offset %llu)", arch, what, (unsigned long long) offset);
-  else
-    snprintf (err, errlen, "truncated cubin for sm_%u: %zu bytes, its %s"
-	      " end at %llu", arch, size, what, (unsigned long long) end);
-  return false;
-}
-
-/* Check that the NUM section headers (SECTIONS) or program headers of
-   ENTSIZE bytes at OFFSET in cubin IMG, and the contents of the sections
-   or segments they describe, lie inside it; false with the reason in
+/* Check cubin IMG of SIZE bytes for sm_ARCH; false with the reason in
    ERR.  */
-static bool
-cuda_cubin_headers (const unsigned char *img, size_t size, unsigned arch,
-		    bool sections, uint64_t offset, unsigned num,
-		    unsigned entsize, char *err, size_t errlen)
-{
-  const char *kind = sections ? "section" : "program";
-  size_t expected = sections ? sizeof (Elf64_Shdr) : sizeof (Elf64_Phdr);
-  if (num == 0)
-    return true;
-  if (entsize != expected)
-    {
-      snprintf (err, errlen, "cubin for sm_%u has %s headers of %u bytes,"
-		" expected %zu", arch, kind, entsize, expected);
-      return false;
-    }
-  char what[48];
-  snprintf (what, sizeof what, "%s headers", kind);
-  if (!cuda_cubin_range (size, arch, what, offset,
-			 (unsigned __int128) num * expected, err, errlen))
-    return false;
-  for (unsigned i = 0; i < num; i++)
-    {
-      const unsigned char *h = img + offset + (size_t) i * expected;
-      uint64_t start, len;
-      if (sections)
-	{
-	  Elf64_Shdr sh;
-	  memcpy (&sh, h, sizeof sh);
-	  if (sh.sh_type == SHT_NOBITS)
-	    continue;		/* Takes no room in the file.  */
-	  start = sh.sh_offset;
-	  len = sh.sh_size;
-	}
-      else
-	{
-	  Elf64_Phdr ph;
-	  memcpy (&ph, h, sizeof ph);
-	  start = ph.p_offset;
-	  len = ph.p_filesz;
-	}
-      snprintf (what, sizeof what, "%s %u", sections ? "section" : "segment",
-		i);
-      if (!cuda_cubin_range (size, arch, what, start, len, err, errlen))
-	return false;
-    }
-  return true;
-}
-
-/* Check cubin IMG of SIZE bytes; false with the reason in ERR.  */
 static bool
 cuda_cubin_check (const unsigned char *img, size_t size, unsigned arch,
 		  char *err, size_t errlen)
 {
+  char name[32];
+  snprintf (name, sizeof name, "cubin for sm_%u", arch);
   Elf64_Ehdr eh;
-  if (img == NULL || size < sizeof eh)
-    {
-      snprintf (err, errlen, "truncated cubin for sm_%u: %zu bytes, its ELF"
-		" header needs %zu", arch, img == NULL ? 0 : size, sizeof eh);
-      return false;
-    }
-  memcpy (&eh, img, sizeof eh);
-  if (memcmp (eh.e_ident, ELFMAG, SELFMAG) != 0)
-    {
-      snprintf (err, errlen, "cubin for sm_%u is not an ELF file (it starts"
-		" with %02x %02x %02x %02x)", arch, img[0], img[1], img[2],
-		img[3]);
-      return false;
-    }
-  if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
-    {
-      snprintf (err, errlen, "cubin for sm_%u is ELF class %u, data %u;"
-		" expected 64-bit little-endian (2, 1)", arch,
-		eh.e_ident[EI_CLASS], eh.e_ident[EI_DATA]);
-      return false;
-    }
-  if (eh.e_machine != CUDA_EM_CUDA)
-    {
-      snprintf (err, errlen, "cubin for sm_%u has e_machine %u, expected %u"
-		" (EM_CUDA)", arch, (unsigned) eh.e_machine, CUDA_EM_CUDA);
-      return false;
-    }
-  /* The driver reads the header tables and what they point to in place:
-     everything must lie inside the image.  */
-  return (cuda_cubin_headers (img, size, arch, true, eh.e_shoff, eh.e_shnum,
-			      eh.e_shentsize, err, errlen)
-	  && cuda_cubin_headers (img, size, arch, false, eh.e_phoff,
-				 eh.e_phnum, eh.e_phentsize, err, errlen));
+  return ok_elf_image_check (img, size, name, CUDA_EM_CUDA, "EM_CUDA", &eh,
+			     err, errlen);
 }
 
 /* Check PTX module CODE (LEN characters, then a NUL), number I of N:
@@ -205,10 +100,11 @@ cuda_ptx_check (const struct cuda_device *dev, const char *code, size_t len,
   return true;
 }
 
-/* Split PTX image T into its modules and check each; *MODS is malloced.  */
+/* Split PTX image T into its modules (in the layout of GCC's image) and
+   check each; *MODS is malloced.  */
 static bool
 cuda_ptx_split (const struct cuda_device *dev, const struct ok_tgt_desc *t,
-		struct cuda_ptx **mods, unsigned *nmods, char *err,
+		struct ok_gcc_ptx_obj **mods, unsigned *nmods, char *err,
 		size_t errlen)
 {
   const char *start = (const char *) t->image_start;
@@ -231,7 +127,7 @@ cuda_ptx_split (const struct cuda_device *dev, const struct ok_tgt_desc *t,
 	}
       p = nul + 1;
     }
-  struct cuda_ptx *m = calloc (n, sizeof *m);
+  struct ok_gcc_ptx_obj *m = calloc (n, sizeof *m);
   if (m == NULL)
     {
       snprintf (err, errlen, "out of memory");
@@ -318,9 +214,10 @@ cuda_log (char *log)
   return n > 0 ? log : "(empty)";
 }
 
-/* JIT-link MODS into *MODULE for the current context's device.  */
+/* JIT-link MODS into *MODULE for the current context's device.  Each
+   module's SIZE is its text's length and NUL.  */
 static bool
-cuda_jit_link (struct cuda_device *dev, const struct cuda_ptx *mods,
+cuda_jit_link (struct cuda_device *dev, const struct ok_gcc_ptx_obj *mods,
 	       unsigned n, CUmodule *module)
 {
   /* On the heap: the calling thread's stack may be small.  */
@@ -405,10 +302,12 @@ cuda_image_free (struct cuda_image *img)
   free (img);
 }
 
-/* Fill IMG's kernels from NAMES[0..N) and their table entries.  */
+/* Fill IMG's kernels and their table entries from N names, the first at
+   NAMES and each STRIDE bytes after the one before (an array of names, or
+   the name members of an array of structures).  */
 static bool
 cuda_resolve_kernels (struct cuda_device *dev, struct cuda_image *img,
-		      const char *const *names, size_t n,
+		      const char *const *names, size_t stride, size_t n,
 		      struct ok_addr_pair *table)
 {
   img->kernels = calloc (n ? n : 1, sizeof *img->kernels);
@@ -420,21 +319,22 @@ cuda_resolve_kernels (struct cuda_device *dev, struct cuda_image *img,
   for (size_t i = 0; i < n; i++)
     {
       struct cuda_kernel *k = &img->kernels[i];
-      if (names[i] == NULL)
+      const char *name
+	= *(const char *const *) ((const char *) names + i * stride);
+      if (name == NULL)
 	{
 	  cuda_dev_error (dev, "cannot load offload image: function %zu of %zu"
 			  " has no name in the descriptor", i + 1, n);
 	  return false;
 	}
       img->num_kernels = i + 1;
-      k->name = strdup (names[i]);
+      k->name = strdup (name);
       if (k->name == NULL)
 	{
 	  cuda_dev_error (dev, "out of memory");
 	  return false;
 	}
-      CUresult r = ok_cuda.cuModuleGetFunction (&k->fn, img->module,
-						names[i]);
+      CUresult r = ok_cuda.cuModuleGetFunction (&k->fn, img->module, name);
       const char *call = "cuModuleGetFunction";
       if (r == CUDA_SUCCESS)
 	{
@@ -450,7 +350,7 @@ cuda_resolve_kernels (struct cuda_device *dev, struct cuda_image *img,
 	{
 	  char what[256];
 	  snprintf (what, sizeof what, "cannot load offload image: kernel"
-		    " '%s'", names[i]);
+		    " '%s'", name);
 	  cuda_call_error (dev, what, call, r);
 	  return false;
 	}
@@ -555,7 +455,7 @@ cuda_load_image (void *d, const struct ok_image_req *req, void **handle)
   char err[512];
   char what[64];
   const struct ok_tgt_desc *tgt = cuda_pick_cubin (dev, req);
-  struct cuda_ptx *mods = NULL;
+  struct ok_gcc_ptx_obj *mods = NULL;
   unsigned nmods = 0;
   if (tgt != NULL)
     {
@@ -628,7 +528,8 @@ cuda_load_image (void *d, const struct ok_image_req *req, void **handle)
 	  cuda_call_error (dev, msg, "cuModuleLoadData", r);
 	}
     }
-  ok = ok && cuda_resolve_kernels (dev, img, tgt->func_names, req->num_funcs,
+  ok = ok && cuda_resolve_kernels (dev, img, tgt->func_names,
+				   sizeof *tgt->func_names, req->num_funcs,
 				   req->table);
 
   for (size_t i = 0; ok && i < req->num_vars; i++)
@@ -699,8 +600,11 @@ cuda_gcc_check (const struct cuda_device *dev,
   for (unsigned i = 0; i < data->ptx_num; i++)
     {
       const struct ok_gcc_ptx_obj *o = &data->ptx_objs[i];
+      /* The NUL must be the last byte, as GCC's mkoffload makes it (SIZE
+	 is sizeof the string): cuda_jit_link hands the driver all SIZE
+	 bytes, and only the text up to the NUL is checked.  */
       if (o->code == NULL || o->size == 0
-	  || memchr (o->code, '\0', o->size) == NULL)
+	  || memchr (o->code, '\0', o->size) != o->code + o->size - 1)
 	{
 	  snprintf (err, errlen, "PTX module %u of %u (%zu bytes at %p) is not"
 		    " a NUL-terminated text", i + 1, data->ptx_num, o->size,
@@ -708,8 +612,8 @@ cuda_gcc_check (const struct cuda_device *dev,
 	  return false;
 	}
       int sm;
-      if (!cuda_ptx_check (dev, o->code, strlen (o->code), i, data->ptx_num,
-			   &sm, err, errlen))
+      if (!cuda_ptx_check (dev, o->code, o->size - 1, i, data->ptx_num, &sm,
+			   err, errlen))
 	return false;
     }
   for (unsigned i = 0; i < data->fn_num; i++)
@@ -747,35 +651,23 @@ cuda_load_gcc_image (void *d, unsigned version, const void *target_data,
 
   size_t count = (size_t) data->fn_num + data->var_num + 1;
   struct ok_addr_pair *tab = GOMP_PLUGIN_malloc_cleared (count * sizeof *tab);
-  struct cuda_ptx *mods = calloc (data->ptx_num, sizeof *mods);
-  const char **names = calloc (data->fn_num ? data->fn_num : 1,
-			       sizeof *names);
   struct cuda_image *img = calloc (1, sizeof *img);
-  if (mods == NULL || names == NULL || img == NULL)
+  if (img == NULL)
     {
       cuda_dev_error (dev, "out of memory");
-      free (mods);
-      free (names);
-      free (img);
       free (tab);
       return -1;
     }
-  for (unsigned i = 0; i < data->ptx_num; i++)
-    {
-      mods[i].code = data->ptx_objs[i].code;
-      mods[i].size = strlen (mods[i].code) + 1;
-    }
-  for (unsigned i = 0; i < data->fn_num; i++)
-    names[i] = data->fn_descs[i].fn;
   OK_DEBUG ("%s: GCC-format image: JIT-linking %u PTX module%s",
 	    dev->label, data->ptx_num, data->ptx_num == 1 ? "" : "s");
 
-  bool ok = cuda_jit_link (dev, mods, data->ptx_num, &img->module);
-  free (mods);
+  /* cuda_gcc_check has checked the modules and names in place.  */
+  bool ok = cuda_jit_link (dev, data->ptx_objs, data->ptx_num, &img->module);
   if (!ok)
     img->module = NULL;
-  ok = ok && cuda_resolve_kernels (dev, img, names, data->fn_num, tab);
-  free (names);
+  ok = ok && cuda_resolve_kernels (dev, img,
+				   data->fn_num ? &data->fn_descs[0].fn : NULL,
+				   sizeof *data->fn_descs, data->fn_num, tab);
   for (unsigned i = 0; ok && i < data->var_num; i++)
     ok = cuda_global (dev, img->module, data->var_names[i],
 		      &tab[data->fn_num + i]);

@@ -57,7 +57,8 @@ struct cuda_staging
   pthread_mutex_t lock;
   void *buf;			/* NULL until first used.  */
   CUstream stream;
-  bool unusable;		/* Allocation failed: copy directly.  */
+  bool unusable;		/* No buffer or stream to be had: copy
+				   directly.  */
 };
 
 /* A block of soft stacks, kept for reuse when a kernel is done with it.  */

@@ -173,14 +173,19 @@ cuda_stacks_free (struct cuda_device *dev)
 
 /* Launches.  */
 
+/* Report that kernel K on DEV failed with R in CALL.  */
 static void
 cuda_kernel_error (struct cuda_device *dev, const struct cuda_kernel *k,
 		   const char *call, CUresult r)
 {
   char err[OK_CUDA_ERRLEN];
-  GOMP_PLUGIN_error ("offloadkit-%s: kernel '%s' on device %d failed: %s: %s",
-		     ok_plugin.name, k->name, dev->ord, call,
-		     ok_cuda_result (r, err, sizeof err));
+  /* A trap in the kernel (abort, a failed assert, Fortran STOP) ends it
+     with this result and no other sign of why; GCC's plugin says so too.  */
+  const char *hint = (r == CUDA_ERROR_LAUNCH_FAILED
+		      ? " (perhaps abort was called)" : "");
+  GOMP_PLUGIN_error ("offloadkit-%s: kernel '%s' on device %d failed: %s:"
+		     " %s%s", ok_plugin.name, k->name, dev->ord, call,
+		     ok_cuda_result (r, err, sizeof err), hint);
 }
 
 /* Give back what JOB's launch held.  */
@@ -289,12 +294,10 @@ cuda_completion_finish (void *d, struct ok_completion_job *link)
   if (r != CUDA_SUCCESS)
     {
       /* Nobody can be told but libgomp, which can only stop.  */
-      char err[OK_CUDA_ERRLEN];
       cuda_mark_broken (dev);
-      GOMP_PLUGIN_fatal ("offloadkit-%s: kernel '%s' on device %d failed:"
-			 " cuStreamSynchronize: %s", ok_plugin.name,
-			 job->kernel->name, dev->ord,
-			 ok_cuda_result (r, err, sizeof err));
+      cuda_kernel_error (dev, job->kernel, "cuStreamSynchronize", r);
+      GOMP_PLUGIN_fatal ("offloadkit-%s: asynchronous target region on %s"
+			 " cannot complete", ok_plugin.name, dev->label);
     }
   if (ok_trace_on ())
     ok_trace_launch (dev->ord, "cuda", job->kernel->name, job->grid,

@@ -187,7 +187,10 @@ cuda_staging_take (struct cuda_device *dev)
   if (s->stream == NULL)
     {
       /* Not from the stream pool: a failure here only means copying
-	 directly, which needs no message.  */
+	 directly, which needs no message.  As after a failed
+	 cuMemHostAlloc, the slot is given up, so that later small copies
+	 do not try again, and its pinned buffer, useless without a
+	 stream, goes back.  */
       CUresult r = ok_cuda.cuStreamCreate (&s->stream,
 					   CU_STREAM_NON_BLOCKING);
       if (r != CUDA_SUCCESS)
@@ -197,6 +200,10 @@ cuda_staging_take (struct cuda_device *dev)
 		    " copying directly", dev->label,
 		    ok_cuda_result (r, err, sizeof err));
 	  s->stream = NULL;
+	  s->unusable = true;
+	  /* If it cannot be freed now, fini tries again and says so.  */
+	  if (ok_cuda.cuMemFreeHost (s->buf) == CUDA_SUCCESS)
+	    s->buf = NULL;
 	  goto direct;
 	}
     }

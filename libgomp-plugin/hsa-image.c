@@ -337,10 +337,27 @@ hsa_choose (struct hsa_device *dev, const struct ok_image_req *req)
 				   ? (unsigned) t->arch
 				   : (unsigned) t->image_format);
     }
-  hsa_dev_error (dev, "no offload image for the agent's ISA %s (the program"
-		 " has images for %s); rebuild with -foffload-options="
-		 "amdgcn-amdhsa=-march=%s", dev->isa_name,
-		 archs[0] ? archs : "no GCN architecture", dev->gfx);
+  /* Advise an -march only where GCC 12 (and so our mkoffload) accepts
+     one; it spells gfx803 fiji.  */
+  const char *march = NULL;
+  switch (dev->arch)
+    {
+    case 0x803: march = "fiji"; break;
+    case 0x900: march = "gfx900"; break;
+    case 0x906: march = "gfx906"; break;
+    case 0x908: march = "gfx908"; break;
+    }
+  if (march != NULL)
+    hsa_dev_error (dev, "no offload image for the agent's ISA %s (the"
+		   " program has images for %s); rebuild with"
+		   " -foffload-options=amdgcn-amdhsa=-march=%s", dev->isa_name,
+		   archs[0] ? archs : "no GCN architecture", march);
+  else
+    hsa_dev_error (dev, "no offload image for the agent's ISA %s (the"
+		   " program has images for %s); GCC 12 cannot generate code"
+		   " for %s (only for fiji/gfx803, gfx900, gfx906 and gfx908)",
+		   dev->isa_name, archs[0] ? archs : "no GCN architecture",
+		   dev->gfx);
   return NULL;
 }
 
@@ -368,15 +385,10 @@ hsa_load_image (void *d, const struct ok_image_req *req, void **image)
     {
       img->num_kernels = i + 1;
       uint32_t vgprs = tgt->kernel_info ? tgt->kernel_info[i].vgprs : 0;
-      if (tgt->func_names[i] == NULL
-	  || hsa_kernel_init (dev, img, &img->kernels[i], tgt->func_names[i],
-			      vgprs, true) <= 0)
-	{
-	  if (tgt->func_names[i] == NULL)
-	    hsa_dev_error (dev, "offload image lacks the name of function %zu",
-			   i);
-	  goto fail;
-	}
+      /* ok_desc_check refused images with a missing or empty name.  */
+      if (hsa_kernel_init (dev, img, &img->kernels[i], tgt->func_names[i],
+			   vgprs, true) <= 0)
+	goto fail;
       req->table[i].start = (uintptr_t) &img->kernels[i];
       req->table[i].end = req->table[i].start + 1;
     }
@@ -390,7 +402,7 @@ hsa_load_image (void *d, const struct ok_image_req *req, void **image)
   for (size_t i = 0; i < req->num_vars; i++)
     {
       /* The names are only for messages: the table gives the rest.  */
-      const char *name = tgt->var_names[i] ? tgt->var_names[i] : "?";
+      const char *name = tgt->var_names[i];
       uintptr_t hsize = (uintptr_t) host->vars[2 * i + 1];
       bool link = (hsize & OK_GOMP_LINK_BIT) != 0;
       uint64_t dsize = vars[i].size;

@@ -140,7 +140,8 @@ bool hsa_teardown_ok (const struct hsa_device *dev, hsa_status_t s,
    false.  */
 bool hsa_elf_check (const unsigned char *image, size_t size,
 		    unsigned *mach, char *err, size_t errlen);
-/* The gfx number (0x906) of an EF_AMDGPU_MACH value, 0 if unknown.  */
+/* The gfx number (0x906) of an EF_AMDGPU_MACH value, 0 if unknown
+   (ok_gcn_arch_of_mach).  */
 uint32_t hsa_mach_arch (unsigned mach);
 
 /* ---- hsa-image.c ---- */

@@ -96,6 +96,11 @@ hsa_slot_take (struct hsa_device *dev)
       return NULL;
     }
   slot->args = args;
+  /* hsa_console expects every print entry clear before a launch and
+     leaves them so; fresh memory need not be zero.  */
+  struct gcn_kernargs *ka = args;
+  for (unsigned i = 0; i < GCN_PRINT_ENTRIES; i++)
+    ka->output.queue[i].written = 0;
   s = ok_hsa.hsa_signal_create (1, 0, NULL, &slot->signal);
   if (s != HSA_STATUS_SUCCESS)
     {
@@ -196,7 +201,8 @@ hsa_launch_fini (struct hsa_device *dev)
 }
 
 /* Print what the device wrote into ARGS's output buffer since last time;
-   FINAL: the kernel has finished, print everything.  */
+   FINAL: the kernel has finished, print everything and leave every entry
+   clear, as the block's next launch expects.  */
 static void
 hsa_console (struct gcn_kernargs *args, bool final)
 {
@@ -208,7 +214,13 @@ hsa_console (struct gcn_kernargs *args, bool final)
   if (from > to)
     {
       if (final)
-	printf ("GCN print buffer overflowed.\n");
+	{
+	  printf ("GCN print buffer overflowed.\n");
+	  /* Which entries went unread is unknown: clear them all.  */
+	  for (unsigned i = 0; i < GCN_PRINT_ENTRIES; i++)
+	    __atomic_store_n (&args->output.queue[i].written, 0,
+			      __ATOMIC_RELAXED);
+	}
     }
   else
     for (unsigned i = from; i < to; i++)
@@ -253,8 +265,8 @@ hsa_dispatch (struct hsa_device *dev, const struct hsa_kernel *k,
   args->output.return_value = (int) 0xcafe0000u;
   args->output.next_output = 0;
   args->output.consumed = 0;
-  for (unsigned i = 0; i < GCN_PRINT_ENTRIES; i++)
-    args->output.queue[i].written = 0;
+  /* The print entries are clear: since the block was allocated, or left
+     so by the last launch's hsa_console.  */
   ok_hsa.hsa_signal_store_relaxed (slot->signal, 1);
 
   hsa_queue_t *q = dev->queue;
@@ -314,8 +326,11 @@ hsa_wait (struct hsa_device *dev, const struct hsa_kernel *k,
 	  hsa_status_t s = __atomic_load_n (&dev->queue_error,
 					    __ATOMIC_ACQUIRE);
 	  char err[OK_HSA_ERRLEN];
-	  hsa_dev_error (dev, "kernel '%s' failed: %s", k->name,
-			 ok_hsa_status (s, err, sizeof err));
+	  /* The queue's callback cannot tell which packet faulted: every
+	     kernel waiting on the queue ends here.  */
+	  hsa_dev_error (dev, "kernel '%s' did not complete: the device queue"
+			 " failed with %s; the fault may be another kernel's",
+			 k->name, ok_hsa_status (s, err, sizeof err));
 	  return false;
 	}
       hsa_console (slot->args, false);

@@ -35,10 +35,13 @@ hsa_raw_alloc (struct hsa_device *dev, size_t size, const char *what)
 bool
 hsa_raw_free (struct hsa_device *dev, void *ptr, const char *what)
 {
+  hsa_status_t s = ok_hsa.hsa_memory_free (ptr);
+  if (s == HSA_STATUS_SUCCESS)
+    return true;
+  /* The message only when there is one to give.  */
   char buf[160];
   snprintf (buf, sizeof buf, "free %s at %p", what, ptr);
-  return hsa_teardown_ok (dev, ok_hsa.hsa_memory_free (ptr), buf,
-			  "hsa_memory_free");
+  return hsa_teardown_ok (dev, s, buf, "hsa_memory_free");
 }
 
 static void *

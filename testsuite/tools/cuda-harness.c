@@ -672,6 +672,39 @@ child_no_pinned (void)
   check_no_leaks ("after fini");
 }
 
+/* cuStreamCreate fails when a staging slot first needs its stream: the
+   slot is given up (its pinned buffer freed) and copies go directly,
+   without trying again at every copy.  */
+static void
+child_no_staging_stream (void)
+{
+  check ("1 device", p_get_num_devices () == 1);
+  check ("init", p_init_device (0));
+  char buf[1000], back[1000];
+  for (int i = 0; i < 1000; i++)
+    buf[i] = (char) (i * 3);
+  void *p = p_alloc (0, sizeof buf);
+  int e = errors_now ();
+  long creates = f_calls ("cuStreamCreate");
+  f_fail ("cuStreamCreate");
+  bool ok = p != NULL;
+  for (int i = 0; ok && i < 8; i++)
+    ok = (p_host2dev (0, p, buf, sizeof buf)
+	  && p_dev2host (0, back, p, sizeof back)
+	  && memcmp (buf, back, sizeof buf) == 0);
+  f_fail (NULL);
+  check ("no staging stream: small copies still work", ok);
+  check ("no staging stream: no error", errors_now () == e);
+  /* One thread takes the same slot every time.  */
+  check ("no staging stream: cuStreamCreate tried once",
+	 f_calls ("cuStreamCreate") == creates + 1);
+  check ("no staging stream: its pinned buffer freed",
+	 f_outstanding ("host") == 0);
+  p_free (0, p);
+  check ("fini", p_fini_device (0));
+  check_no_leaks ("after fini");
+}
+
 /* FAKECUDA_FAIL=cuStreamCreate: a launch has no stream.  */
 static void
 child_no_stream (void)
@@ -1202,6 +1235,18 @@ test_gcc_image (void)
   b.ptx_objs = cut;
   bad_load ("GCC-format image, PTX not NUL-terminated", &b, gver, "PTX",
 	    NULL);
+  /* Bytes after the NUL: not what GCC's mkoffload makes (the size is
+     sizeof the string), and the driver would be given them.  */
+  size_t plen = strlen (ptx);
+  char *tail = malloc (plen + 8);
+  memcpy (tail, ptx, plen + 1);
+  memcpy (tail + plen + 1, "garbage", 7);
+  struct ok_gcc_ptx_obj trailing[1] = { { tail, plen + 8 } };
+  b = g;
+  b.ptx_objs = trailing;
+  bad_load ("GCC-format image, bytes after the PTX's NUL", &b, gver,
+	    "PTX module 1 of 1", "NUL-terminated", NULL);
+  free (tail);
   struct ok_gcc_fn_launch missing[] = { { "k_nowhere", { 0, 0, 0 } } };
   b = g;
   b.fn_descs = missing;
@@ -1264,6 +1309,30 @@ test_bad_images (void)
   image_add (&im, OK_IMAGE_CUBIN, 90, cubin90, 30);
   bad_load ("cubin shorter than an ELF header", &im.d, version, "cubin",
 	    NULL);
+
+  /* Header fields a loader indexes by: refused before the driver sees
+     the cubin.  */
+  {
+    unsigned char *odd = malloc (cubin90_size);
+    memcpy (odd, cubin90, cubin90_size);
+    Elf64_Ehdr eh;
+    memcpy (&eh, odd, sizeof eh);
+    eh.e_shstrndx = eh.e_shnum + 3;
+    memcpy (odd, &eh, sizeof eh);
+    long loads = f_calls ("cuModuleLoadData");
+    image_init (&im);
+    image_add (&im, OK_IMAGE_CUBIN, 90, odd, cubin90_size);
+    bad_load ("cubin whose e_shstrndx is out of range", &im.d, version,
+	      "cubin for sm_90", "section name table", NULL);
+    memcpy (&eh, cubin90, sizeof eh);
+    eh.e_shnum = 0;
+    memcpy (odd, &eh, sizeof eh);
+    bad_load ("cubin with extended section numbering", &im.d, version,
+	      "cubin for sm_90", "extended section numbering", NULL);
+    check ("bad cubin headers: the driver never saw them",
+	   f_calls ("cuModuleLoadData") == loads);
+    free (odd);
+  }
 
   size_t wsize;
   unsigned char *wrong = make_cubin (90, false, "which_x", 62, &wsize);
@@ -1609,6 +1678,18 @@ test_launch (void)
       check (name, error_says (e, "k_plain", "device 0", fails[i][1],
 			       "CUDA_ERROR_LAUNCH_FAILED", NULL));
     }
+  /* A trap in the kernel (abort, assert, Fortran STOP) shows only as
+     CUDA_ERROR_LAUNCH_FAILED at the synchronisation: say what it may be.  */
+  {
+    f_fail ("cuStreamSynchronize");
+    int e = errors_now ();
+    volatile bool fatal;
+    STANDIN_CATCH_FATAL (fatal, p_run (0, (void *) tab0[0].start, tv, NULL));
+    f_fail (NULL);
+    check ("kernel failure: the message suggests abort",
+	   fatal && error_says (e, "k_plain", "CUDA_ERROR_LAUNCH_FAILED",
+				"perhaps abort was called", NULL));
+  }
   check ("runs work after failed launches", run_one (0, 0, tv, NULL, &l));
 
   /* async_run whose launch fails: nothing started, no completion.  */
@@ -1820,6 +1901,10 @@ main (int argc, char **argv)
   {
     const char *const env[] = { "FAKECUDA_FAIL", "cuStreamCreate", NULL };
     in_child ("no streams", env, child_no_stream, true);
+  }
+  {
+    const char *const env[] = { "FAKECUDA_DEVICES", "1", NULL };
+    in_child ("no staging stream", env, child_no_staging_stream, true);
   }
   if (ptxas_path != NULL && access (ptxas_path, X_OK) == 0)
     {

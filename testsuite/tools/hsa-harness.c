@@ -20,7 +20,8 @@
 
    Covered: device counts and silence without a kernel driver, without a
    runtime, without GPU agents; HSA agents before emulated devices; the
-   image choice by ISA (gfx900 and gfx906 agents, an ISA no image has);
+   image choice by ISA (gfx900 and gfx906 agents, an ISA no image has,
+   one GCC 12 cannot build for);
    the address table (kernels, variable addresses and sizes, a `static'
    variable and a `link' one, which only the code object's variable
    table leads to, __gomp_device_num holding the device number); images
@@ -33,6 +34,7 @@
    two devices; each runtime call failed in turn along a whole session
    (one clear error from the plugin or a documented work-around, no
    crash, nothing leaked); a faulting kernel (the queue's error callback);
+   device printf's buffer (a new kernel-argument block, an overflow);
    fini_device waiting for a running kernel; the fake itself (it must
    refuse what the runtime refuses, or "no invalid runtime call" proves
    nothing).
@@ -442,6 +444,23 @@ child_no_matching_isa (void)
   check ("init", p_init_device (0));
   bad_load ("gfx900+gfx906 image on a gfx908 agent", 0, our_desc, "gfx908",
 	    NULL);
+  check ("the error advises -march=gfx908",
+	 strstr (last_error (), "-march=gfx908") != NULL);
+  check ("fini", p_fini_device (0));
+  check_no_leaks ("after fini");
+}
+
+/* An agent GCC 12 cannot build for: the error says so rather than advise
+   an -march that mkoffload and GCC refuse.  */
+static void
+child_unbuildable_isa (void)
+{
+  check ("1 device", p_get_num_devices () == 1);
+  check ("init", p_init_device (0));
+  bad_load ("gfx900+gfx906 image on a gfx90a agent", 0, our_desc, "gfx90a",
+	    "GCC 12 cannot generate code", NULL);
+  check ("the error advises no -march",
+	 strstr (last_error (), "-march=") == NULL);
   check ("fini", p_fini_device (0));
   check_no_leaks ("after fini");
 }
@@ -551,6 +570,147 @@ child_kernel_fault (void)
   p_unload_image (0, ours->version, our_desc);
   free (t);
   p_fini_device (0);
+}
+
+/* Device printf's buffer in the kernel arguments, from the exit word on
+   (struct gcn_kernargs of libgomp-plugin/hsa-internal.h: GCC 12's
+   layout).  */
+struct print_entry
+{
+  int written;
+  char msg[128];
+  int type;
+  union
+  {
+    int64_t ivalue;
+    double dvalue;
+    char text[128];
+  } u;
+};
+
+struct print_buf
+{
+  int return_value;
+  unsigned int next_output;
+  struct print_entry queue[1024];
+  unsigned int consumed;
+};
+
+/* The device claims entry 0 and writes it only after the host has polled
+   for a while: a stale `written' would have been printed by then.  */
+static void
+print_late (struct print_buf *pb)
+{
+  __atomic_store_n (&pb->next_output, 1, __ATOMIC_RELEASE);
+  struct timespec pause = { 0, 100 * 1000 * 1000 };
+  nanosleep (&pause, NULL);
+  struct print_entry *e = &pb->queue[0];
+  e->msg[0] = '\0';
+  e->type = 2;
+  strcpy (e->u.text, "fresh");
+  __atomic_store_n (&e->written, 1, __ATOMIC_RELEASE);
+}
+
+/* Three entries written and left unread, then the device's index below
+   what the host consumed, as when it wraps around: the host can only
+   report the overflow.  (Only the host writes `consumed'; while
+   next_output is 0 it reads nothing.)  */
+static void
+print_overflow (struct print_buf *pb)
+{
+  for (int i = 0; i < 3; i++)
+    {
+      struct print_entry *e = &pb->queue[i];
+      e->msg[0] = '\0';
+      e->type = 2;
+      strcpy (e->u.text, "stale");
+      __atomic_store_n (&e->written, 1, __ATOMIC_RELEASE);
+    }
+  __atomic_store_n (&pb->consumed, 5, __ATOMIC_RELEASE);
+  __atomic_store_n (&pb->next_output, 3, __ATOMIC_RELEASE);
+}
+
+/* An asynchronous launch of FN on device 0, held by the gate while DEVICE
+   plays the device's part in PB; what the plugin printed in OUT.  */
+static bool
+print_launch (void *fn, struct print_buf *pb,
+	      void (*device) (struct print_buf *), char *out, size_t outlen)
+{
+  out[0] = '\0';
+  char path[] = "/tmp/hsa-harness-XXXXXX";
+  int fd = mkstemp (path);
+  if (fd < 0)
+    return false;
+  unlink (path);
+  fflush (stdout);
+  int saved = dup (1);
+  dup2 (fd, 1);
+  completions_reset ();
+  f_gate (1);
+  int token;
+  p_async_run (0, fn, NULL, NULL, &token);
+  device (pb);
+  f_gate (0);
+  wait_completions (1, 10);
+  fflush (stdout);
+  dup2 (saved, 1);
+  close (saved);
+  ssize_t n = pread (fd, out, outlen - 1, 0);
+  close (fd);
+  out[n > 0 ? n : 0] = '\0';
+  return completions_now () == 1;
+}
+
+static bool
+print_all_clear (const struct print_buf *pb)
+{
+  for (int i = 0; i < 1024; i++)
+    if (pb->queue[i].written != 0)
+      return false;
+  return true;
+}
+
+/* The plugin clears the print entries when it allocates a kernel-argument
+   block (the fake fills fresh memory with 0xa5) and leaves them clear
+   after each launch, an overflowed one too; a fresh plugin, so that the
+   block is a new one.  */
+static void
+child_print_buffer (void)
+{
+  check ("1 device", p_get_num_devices () == 1 && p_init_device (0));
+  struct ok_addr_pair *t = load (0, our_desc);
+  check ("loads", t != NULL);
+  if (t == NULL)
+    return;
+  void *fn = (void *) t[0].start;
+  struct dispatch d;
+  bool ran = run_one (0, fn, NULL, NULL, &d);
+  check ("a run", ran);
+  if (ran)
+    {
+      /* The block the run used, reused by the next.  */
+      struct print_buf *pb
+	= (struct print_buf *) ((unsigned char *) (uintptr_t)
+				d.p.kernarg_address + 40);
+      char out[512];
+      bool ok = print_launch (fn, pb, print_late, out, sizeof out);
+      if (strcmp (out, "fresh\n") != 0)
+	fprintf (stderr, "  (printed: '%s')\n", out);
+      check ("a new block: only what the device wrote is printed",
+	     ok && strcmp (out, "fresh\n") == 0);
+      ok = print_launch (fn, pb, print_overflow, out, sizeof out);
+      check ("an overflow is reported",
+	     ok && strcmp (out, "GCN print buffer overflowed.\n") == 0);
+      check ("after an overflow every entry is clear", print_all_clear (pb));
+      ok = print_launch (fn, pb, print_late, out, sizeof out);
+      if (strcmp (out, "fresh\n") != 0)
+	fprintf (stderr, "  (printed: '%s')\n", out);
+      check ("after an overflow: nothing stale printed",
+	     ok && strcmp (out, "fresh\n") == 0);
+    }
+  p_unload_image (0, ours->version, our_desc);
+  free (t);
+  check ("fini", p_fini_device (0));
 }
 
 /* The fake itself must refuse what the runtime refuses, or the "no
@@ -979,6 +1139,33 @@ test_bad_images (void)
   bad_load ("program headers outside the image", 0, &v.d, NULL);
   variant_free (&v);
 
+  /* Header fields the runtime's loader indexes by.  */
+  Elf64_Ehdr eh;
+  variant_init (&v, t906);
+  memcpy (&eh, v.bytes, sizeof eh);
+  eh.e_shstrndx = eh.e_shnum + 3;
+  memcpy (v.bytes, &eh, sizeof eh);
+  bad_load ("e_shstrndx out of range", 0, &v.d, "code object",
+	    "section name table", NULL);
+  variant_free (&v);
+
+  variant_init (&v, t906);
+  memcpy (&eh, v.bytes, sizeof eh);
+  eh.e_shnum = 0;
+  memcpy (v.bytes, &eh, sizeof eh);
+  bad_load ("extended section numbering", 0, &v.d, "code object",
+	    "extended section numbering", NULL);
+  variant_free (&v);
+
+  /* A gfx90a code object (EF_AMDGPU_MACH 0x3f) labelled gfx906: its
+     machine is known, so the plugin refuses it for the gfx906 agent.  */
+  variant_init (&v, t906);
+  memcpy (&eh, v.bytes, sizeof eh);
+  eh.e_flags = (eh.e_flags & ~0xffu) | 0x3fu;
+  memcpy (v.bytes, &eh, sizeof eh);
+  bad_load ("gfx90a code object labelled gfx906", 0, &v.d, "gfx90a", NULL);
+  variant_free (&v);
+
   /* The gfx900 code object labelled gfx906: the ELF machine decides.  */
   variant_init (&v, t900);
   v.t.arch = 0x906;
@@ -1389,10 +1576,18 @@ main (int argc, char **argv)
     const char *const env[] = { "FAKEHSA_AGENTS", "gfx908", NULL };
     in_child ("gfx908 agent", env, child_no_matching_isa, false);
   }
+  {
+    const char *const env[] = { "FAKEHSA_AGENTS", "gfx90a", NULL };
+    in_child ("gfx90a agent", env, child_unbuildable_isa, false);
+  }
   test_failures ();
   {
     const char *const env[] = { "FAKEHSA_FAIL", "kernel_dispatch@2", NULL };
     in_child ("a kernel faults", env, child_kernel_fault, false);
+  }
+  {
+    const char *const env[] = { NULL };
+    in_child ("print buffer", env, child_print_buffer, true);
   }
   {
     const char *const env[] = { NULL };
