@@ -90,9 +90,9 @@ struct ok_openmp_target
   const struct ok_tgt_desc *targets;
   /* For host-fallback execution on an emulated device: the wrapper's
      constructor points *HOST_VAR_INIT at a copy of every non-link host
-     variable, concatenated in table order, taken before main runs, so that
-     each device starts from the variables' initial values.  NULL while no
-     copy was taken.  */
+     variable, concatenated in table order, taken before main runs (only
+     when OFFLOADKIT_EMULATE is set then), so that each device starts from
+     the variables' initial values.  NULL while no copy was taken.  */
   const unsigned char *const *host_var_init;
   /* Also for emulated devices: returns the address of the calling
      thread's "current emulated device" int in the wrapper, -1 outside

@@ -39,7 +39,6 @@ struct ok_launch
 {
   int num_teams;
   int thread_limit;
-  void **args;			/* The raw vector, for anything else.  */
 };
 
 struct ok_backend
@@ -92,8 +91,7 @@ struct ok_backend
   /* Start the same without waiting; when it has finished, call
      GOMP_PLUGIN_target_task_completion (ASYNC_DATA), from any thread.  On
      false nothing was started and the completion must not be called.
-     *LAUNCH is only valid during the call; LAUNCH->args stays valid until
-     the completion (libgomp keeps it in the target task).  */
+     *LAUNCH is only valid during the call.  */
   bool (*async_run) (void *dev, void *fn, void *tgt_vars,
 		     const struct ok_launch *launch, void *async_data);
 };

@@ -9,7 +9,6 @@
 
 #include <dlfcn.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cuda-internal.h"
@@ -40,7 +39,7 @@ ok_cuda_result (CUresult r, char *buf, size_t len)
   return buf;
 }
 
-/* The entry points, for ok_dynlib_resolve.  */
+/* The entry points, for ok_dynlib_load.  */
 static const struct ok_dynsym cuda_syms[] = {
 #define OK_CUDA_FN(fn, symbol, required, params)			\
   { symbol, required, offsetof (struct ok_cuda_api, fn) },
@@ -50,6 +49,7 @@ static const struct ok_dynsym cuda_syms[] = {
 
 static const struct ok_dynlib cuda_lib = {
   .env = "OFFLOADKIT_CUDA_LIBRARY",
+  .default_path = "libcuda.so.1",
   .library = "CUDA driver",
   .a_library = "a CUDA driver",
   .devices = "CUDA",
@@ -60,10 +60,8 @@ static const struct ok_dynlib cuda_lib = {
 int
 ok_cuda_load (void)
 {
-  const char *path = getenv (cuda_lib.env);
-  bool chosen = path != NULL && *path != '\0';
-  if (!chosen)
-    path = "libcuda.so.1";
+  bool chosen;
+  const char *path = ok_dynlib_path (&cuda_lib, &chosen);
 
   struct ok_cuda_api api;
   void *handle = ok_dynlib_load (&cuda_lib, path, chosen, &api);

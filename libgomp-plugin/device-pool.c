@@ -14,9 +14,10 @@ ok_device_pool_new (const struct ok_mem_pool_ops *ops, void *ctx,
 		    const char *env, size_t *pool_max)
 {
   size_t max = ok_env_size (env, OK_POOL_MAX_DEFAULT);
-  size_t chunk = max > OK_POOL_CHUNK ? max : OK_POOL_CHUNK;
   *pool_max = max;
-  return ok_mem_pool_new (ops, ctx, max, chunk);
+  /* ok_mem_pool_new makes a chunk hold at least one block of the largest
+     class when that is larger.  */
+  return ok_mem_pool_new (ops, ctx, max, OK_POOL_CHUNK);
 }
 
 bool

@@ -1,10 +1,19 @@
 /* Loading a vendor runtime and its entry points (see dynlib.h).  */
 
 #include <dlfcn.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dynlib.h"
 #include "plugin-core.h"
+
+const char *
+ok_dynlib_path (const struct ok_dynlib *lib, bool *chosen)
+{
+  const char *path = getenv (lib->env);
+  *chosen = path != NULL && *path != '\0';
+  return *chosen ? path : lib->default_path;
+}
 
 void *
 ok_dynlib_load (const struct ok_dynlib *lib, const char *path, bool chosen,

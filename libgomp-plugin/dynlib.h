@@ -22,6 +22,7 @@ struct ok_dynsym
 struct ok_dynlib
 {
   const char *env;		/* Names another library to load instead.  */
+  const char *default_path;	/* What to load otherwise: "libcuda.so.1".  */
   const char *library;		/* "CUDA driver".  */
   const char *a_library;	/* "a CUDA driver".  */
   const char *devices;		/* "CUDA": its devices.  */
@@ -29,11 +30,16 @@ struct ok_dynlib
   size_t nsyms;
 };
 
-/* dlopen PATH (CHOSEN: named by LIB->env) and fill API, the backend's
-   table of entry points, from it; a missing optional entry point is NULL.
-   NULL when the library does not load (said only with GOMP_DEBUG=1: no
-   runtime is the normal case without a GPU) or lacks a required entry
-   point (reported; API is then unspecified).  */
+/* The library to load for LIB: LIB->env's value when that is set and not
+   empty (*CHOSEN is then true), else LIB->default_path.  */
+const char *ok_dynlib_path (const struct ok_dynlib *lib, bool *chosen);
+
+/* dlopen PATH (CHOSEN: named by LIB->env; both from ok_dynlib_path) and
+   fill API, the backend's table of entry points, from it; a missing
+   optional entry point is NULL.  NULL when the library does not load
+   (said only with GOMP_DEBUG=1: no runtime is the normal case without a
+   GPU) or lacks a required entry point (reported; API is then
+   unspecified).  */
 void *ok_dynlib_load (const struct ok_dynlib *lib, const char *path,
 		      bool chosen, void *api);
 

@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -63,7 +62,7 @@ ok_hsa_status (hsa_status_t s, char *buf, size_t len)
   return buf;
 }
 
-/* The entry points, for ok_dynlib_resolve.  */
+/* The entry points, for ok_dynlib_load.  */
 static const struct ok_dynsym hsa_syms[] = {
 #define OK_HSA_FN(fn, ret, required, params)				\
   { #fn, required, offsetof (struct ok_hsa_api, fn) },
@@ -73,6 +72,7 @@ static const struct ok_dynsym hsa_syms[] = {
 
 static const struct ok_dynlib hsa_lib = {
   .env = "OFFLOADKIT_HSA_LIBRARY",
+  .default_path = "libhsa-runtime64.so.1",
   .library = "HSA runtime",
   .a_library = "an HSA runtime",
   .devices = "GCN",
@@ -106,11 +106,10 @@ hsa_collect_agent (hsa_agent_t agent, void *data)
 int
 ok_hsa_load (void)
 {
-  const char *path = getenv (hsa_lib.env);
-  bool chosen = path != NULL && *path != '\0';
+  bool chosen;
+  const char *path = ok_dynlib_path (&hsa_lib, &chosen);
   if (!chosen)
     {
-      path = "libhsa-runtime64.so.1";
       int fd = open ("/dev/kfd", O_RDWR | O_CLOEXEC);
       if (fd < 0)
 	{

@@ -156,32 +156,34 @@ ok_dev_verror (const char *label, const char *fmt, va_list ap)
     free (text);
 }
 
-void
-ok_decode_launch_args (void **args, int device_type, struct ok_launch *launch)
+/* Decode libgomp's target-argument vector ARGS (may be NULL) into
+   LAUNCH.  As in GCC 12's nvptx and gcn plugins, only entries for all
+   devices count: the ids of a device-specific entry are that device's
+   own (for GCN, id 1 is GOMP_TARGET_ARG_HSA_KERNEL_ATTRIBUTES, whose
+   value is a pointer, not NUM_TEAMS).  */
+static void
+core_decode_launch_args (void **args, struct ok_launch *launch)
 {
   launch->num_teams = 0;
   launch->thread_limit = 0;
-  launch->args = args;
   if (args == NULL)
     return;
   while (*args != NULL)
     {
       intptr_t word = (intptr_t) *args++;
       intptr_t value;
+      /* The value word may be anything, 0 included: only an id word of 0
+	 ends the vector.  */
       if (word & OK_GOMP_TARGET_ARG_SUBSEQUENT_PARAM)
-	{
-	  /* The value is the next word; a vector cut short there ends.  */
-	  if (*args == NULL)
-	    break;
-	  value = (intptr_t) *args++;
-	}
+	value = (intptr_t) *args++;
       else
 	value = word >> OK_GOMP_TARGET_ARG_VALUE_SHIFT;
 
-      int device = (int) (word & OK_GOMP_TARGET_ARG_DEVICE_MASK);
-      if (device != OK_GOMP_TARGET_ARG_DEVICE_ALL && device != device_type)
+      if ((word & OK_GOMP_TARGET_ARG_DEVICE_MASK)
+	  != OK_GOMP_TARGET_ARG_DEVICE_ALL)
 	continue;
-      int clamped = value > INT32_MAX ? INT32_MAX : value < 0 ? 0 : (int) value;
+      int clamped = (value > INT32_MAX ? INT32_MAX
+		     : value < 0 ? 0 : (int) value);
       switch (word & OK_GOMP_TARGET_ARG_ID_MASK)
 	{
 	case OK_GOMP_TARGET_ARG_NUM_TEAMS:
@@ -191,7 +193,7 @@ ok_decode_launch_args (void **args, int device_type, struct ok_launch *launch)
 	  launch->thread_limit = clamped;
 	  break;
 	default:
-	  /* Other ids are device-specific data nobody here uses.  */
+	  /* No other id is defined for all devices.  */
 	  break;
 	}
     }
@@ -283,20 +285,53 @@ GOMP_OFFLOAD_fini_device (int ord)
 
 /* Images.  */
 
-/* Record IMG as loaded on DEV for TARGET_DATA unless it already is;
-   called with DEV's lock held.  False after an error.  */
-static bool
-core_image_is_new (int ord, struct core_device *dev, const void *target_data)
+/* Start loading the image TARGET_DATA on device ORD, DEV: take DEV's
+   lock, check that DEV is initialised and the image not yet loaded
+   there, and return a record for it, which core_image_end completes.
+   NULL after an error, with the lock released.  */
+static struct core_image *
+core_image_begin (int ord, struct core_device *dev, const void *target_data)
 {
-  for (struct core_image *img = dev->images; img != NULL; img = img->next)
-    if (img->target_data == target_data)
-      {
-	GOMP_PLUGIN_error ("offloadkit-%s: device %d: offload image %p is"
-			   " already loaded", ok_plugin.name, ord,
-			   target_data);
-	return false;
-      }
-  return true;
+  pthread_mutex_lock (&dev->lock);
+  struct core_image *img = NULL;
+  if (dev->state == NULL)
+    GOMP_PLUGIN_error ("offloadkit-%s: cannot load an offload image:"
+		       " device %d is not initialised", ok_plugin.name, ord);
+  else
+    {
+      for (img = dev->images; img != NULL; img = img->next)
+	if (img->target_data == target_data)
+	  break;
+      if (img != NULL)
+	{
+	  GOMP_PLUGIN_error ("offloadkit-%s: device %d: offload image %p is"
+			     " already loaded", ok_plugin.name, ord,
+			     target_data);
+	  img = NULL;
+	}
+      else if ((img = calloc (1, sizeof *img)) == NULL)
+	GOMP_PLUGIN_error ("offloadkit-%s: out of memory", ok_plugin.name);
+      else
+	img->target_data = target_data;
+    }
+  if (img == NULL)
+    pthread_mutex_unlock (&dev->lock);
+  return img;
+}
+
+/* Finish what core_image_begin started: record IMG as loaded on DEV if
+   the backend loaded it (LOADED), else free it; release DEV's lock.  */
+static void
+core_image_end (struct core_device *dev, struct core_image *img, bool loaded)
+{
+  if (loaded)
+    {
+      img->next = dev->images;
+      dev->images = img;
+    }
+  else
+    free (img);
+  pthread_mutex_unlock (&dev->lock);
 }
 
 /* Load an image in GCC's own format through the backend's hook.  */
@@ -310,32 +345,15 @@ core_load_gcc_image (int ord, struct core_device *dev, unsigned version,
 			 " image: no target data", ok_plugin.name, ord);
       return -1;
     }
-  pthread_mutex_lock (&dev->lock);
-  int result = -1;
-  struct core_image *img = NULL;
-  if (dev->state == NULL)
-    GOMP_PLUGIN_error ("offloadkit-%s: cannot load an offload image:"
-		       " device %d is not initialised", ok_plugin.name, ord);
-  else if (core_image_is_new (ord, dev, target_data)
-	   && (img = calloc (1, sizeof *img)) == NULL)
-    GOMP_PLUGIN_error ("offloadkit-%s: out of memory", ok_plugin.name);
-  else if (img != NULL)
-    {
-      result = dev->backend->load_gcc_image (dev->state, version,
-					     target_data, table,
-					     &img->handle);
-      if (result < 0)
-	free (img);
-      else
-	{
-	  img->target_data = target_data;
-	  img->next = dev->images;
-	  dev->images = img;
-	  OK_DEBUG ("device %d: loaded GCC-format image %p: %d entries",
-		    ord, target_data, result);
-	}
-    }
-  pthread_mutex_unlock (&dev->lock);
+  struct core_image *img = core_image_begin (ord, dev, target_data);
+  if (img == NULL)
+    return -1;
+  int result = dev->backend->load_gcc_image (dev->state, version,
+					     target_data, table, &img->handle);
+  core_image_end (dev, img, result >= 0);
+  if (result >= 0)
+    OK_DEBUG ("device %d: loaded GCC-format image %p: %d entries", ord,
+	      target_data, result);
   return result;
 }
 
@@ -389,43 +407,21 @@ GOMP_OFFLOAD_load_image (int ord, unsigned version, const void *target_data,
       return -1;
     }
 
-  pthread_mutex_lock (&dev->lock);
-  int result = -1;
-  struct core_image *img = NULL;
-  if (dev->state == NULL)
-    {
-      GOMP_PLUGIN_error ("offloadkit-%s: cannot load an offload image:"
-			 " device %d is not initialised", ok_plugin.name, ord);
-      goto out;
-    }
-  if (!core_image_is_new (ord, dev, target_data))
-    goto out;
-
-  img = calloc (1, sizeof *img);
+  struct core_image *img = core_image_begin (ord, dev, target_data);
   if (img == NULL)
-    {
-      GOMP_PLUGIN_error ("offloadkit-%s: out of memory", ok_plugin.name);
-      goto out;
-    }
+    return -1;
   req.table = GOMP_PLUGIN_malloc_cleared (count * sizeof *req.table);
-  if (!dev->backend->load_image (dev->state, &req, &img->handle))
+  bool loaded = dev->backend->load_image (dev->state, &req, &img->handle);
+  core_image_end (dev, img, loaded);
+  if (!loaded)
     {
       free (req.table);
-      free (img);
-      img = NULL;
-      goto out;
+      return -1;
     }
-  img->target_data = target_data;
-  img->next = dev->images;
-  dev->images = img;
   *table = req.table;
-  result = (int) count;
   OK_DEBUG ("device %d: loaded image %p: %zu functions, %zu variables",
 	    ord, target_data, req.num_funcs, req.num_vars);
-
- out:
-  pthread_mutex_unlock (&dev->lock);
-  return result;
+  return (int) count;
 }
 
 bool
@@ -526,7 +522,7 @@ GOMP_OFFLOAD_run (int ord, void *fn, void *tgt_vars, void **args)
     GOMP_PLUGIN_fatal ("offloadkit-%s: target region not run",
 		       ok_plugin.name);
   struct ok_launch launch;
-  ok_decode_launch_args (args, ok_plugin.device_type, &launch);
+  core_decode_launch_args (args, &launch);
   OK_DEBUG ("device %d: run %p (num_teams %d, thread_limit %d)", ord, fn,
 	    launch.num_teams, launch.thread_limit);
   if (!core_devices[ord].backend->run (state, fn, tgt_vars, &launch))
@@ -543,7 +539,7 @@ GOMP_OFFLOAD_async_run (int ord, void *fn, void *tgt_vars, void **args,
     GOMP_PLUGIN_fatal ("offloadkit-%s: target region not run",
 		       ok_plugin.name);
   struct ok_launch launch;
-  ok_decode_launch_args (args, ok_plugin.device_type, &launch);
+  core_decode_launch_args (args, &launch);
   OK_DEBUG ("device %d: async run %p (num_teams %d, thread_limit %d)", ord,
 	    fn, launch.num_teams, launch.thread_limit);
   if (!core_devices[ord].backend->async_run (state, fn, tgt_vars, &launch,

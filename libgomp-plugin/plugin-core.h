@@ -41,9 +41,4 @@ extern const struct ok_plugin ok_plugin;
    AP in full, however long (a JIT compiler's log, say).  */
 void ok_dev_verror (const char *label, const char *fmt, va_list ap);
 
-/* Decode libgomp's target-argument vector ARGS (may be NULL) into LAUNCH,
-   keeping the entries meant for all devices or for DEVICE_TYPE.  */
-void ok_decode_launch_args (void **args, int device_type,
-			    struct ok_launch *launch);
-
 #endif /* OFFLOADKIT_PLUGIN_CORE_H */

@@ -2,8 +2,10 @@
 
    INFO lines go to stderr with one write(2) each, so that lines of
    different threads never mix.  Their formats are stable, for people and
-   scripts alike (ORD = libgomp's device number, BACKEND = "cuda",
-   "emulated", ...; times in milliseconds with three decimals):
+   scripts alike (ORD = the device's number within this plugin, i.e.
+   libgomp's target id among the plugin's devices, not omp_get_device_num;
+   BACKEND = "cuda", "emulated", ...; times in milliseconds with three
+   decimals):
 
      offloadkit-nvptx: device ORD (BACKEND): image loaded: WHAT, N functions, M variables, T ms
      offloadkit-nvptx: device ORD (BACKEND): launch KERNEL grid XxYxZ block XxYxZ, T ms
@@ -22,7 +24,17 @@
    program killed by a signal or ended by _exit () leaves the file
    without them: every event up to then is there, but the file is not
    valid JSON until "]}" is appended.  Times are microseconds since the
-   plugin started tracing; each device is a track (tid = its number).  */
+   plugin started tracing; each device is a track (tid = its number).
+
+   The file is created at the plugin's first event, not before: libgomp
+   loads every plugin it finds, and one without devices (or without
+   events) must leave the file alone.  Each plugin is a shared object with
+   its own copy of this file, so when two plugins of one process have
+   events, the second would truncate and overwrite the first's profile.
+   The header therefore names the process (pid and start time), and a
+   plugin that finds the file already begun by its own process writes its
+   profile to FILE with ".PLUGIN" inserted before the extension instead
+   (p.json, p.gcn.json).  */
 
 /* O_CLOEXEC, clock_gettime.  */
 #define _GNU_SOURCE 1
@@ -34,6 +46,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -46,10 +60,19 @@ static pthread_once_t trace_once = PTHREAD_ONCE_INIT;
 
 /* Guards everything below: the profile file and what was written to it.  */
 static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
+/* OFFLOADKIT_PROFILE's value (a copy) while the profile is still to be
+   opened, at the first event; NULL when not asked for, once opened, and
+   after a failure.  */
+static char *trace_path;
 static int trace_fd = -1;	/* The profile; -1 when not (or no more).  */
+/* Set (atomically, for trace_begin's unlocked read) when no profile will
+   be written any more: it could not be opened or written, or the
+   destructor completed it.  Events are then not even formatted.  */
+static bool trace_profile_off;
 /* The process that writes the profile.  A child made by fork () inherits
    the descriptor but must not write: its events and closing brackets
-   would corrupt the parent's file.  */
+   would corrupt the parent's file; nor may it open the profile itself
+   when the parent has not yet.  */
 static pid_t trace_pid;
 static uint64_t trace_base;	/* ok_trace_now () at ok_trace_init.  */
 /* Devices whose track got its "thread_name" metadata event; more devices
@@ -266,13 +289,177 @@ trace_ms (uint64_t start, uint64_t end)
   return end > start ? (double) (end - start) / 1e6 : 0.0;
 }
 
-/* Append B to the profile, with the separator from the previous event;
-   the caller holds trace_lock.  A failed write closes the profile after
-   one message: a half-written event would break the JSON anyway.  */
+/* No more profile: stop formatting events.  */
+static void
+profile_stop (void)
+{
+  __atomic_store_n (&trace_profile_off, true, __ATOMIC_RELAXED);
+  free (trace_path);
+  trace_path = NULL;
+}
+
+/* The process's start time in clock ticks since boot (field 22 of
+   /proc/self/stat), which with the pid tells this process from any
+   other that ever wrote the file; 0 if unknown.  */
+static unsigned long long
+process_start_time (void)
+{
+  char buf[1024];
+  int fd = open ("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  ssize_t n = read (fd, buf, sizeof buf - 1);
+  close (fd);
+  if (n <= 0)
+    return 0;
+  buf[n] = '\0';
+  /* Field 2, the command name, is in parentheses and may hold anything,
+     spaces and ')' included: count from the last ')', which ends field
+     2, so that field 22 is the 20th after it.  */
+  char *p = strrchr (buf, ')');
+  if (p == NULL)
+    return 0;
+  for (int field = 2; field < 22; field++)
+    {
+      p = strchr (p + 1, ' ');
+      if (p == NULL)
+	return 0;
+    }
+  return strtoull (p + 1, NULL, 10);
+}
+
+/* PATH with ".PLUGIN" inserted before the extension of its last
+   component (or appended when it has none), malloced; NULL when out of
+   memory.  */
+static char *
+profile_own_path (const char *path)
+{
+  const char *base = strrchr (path, '/');
+  base = base != NULL ? base + 1 : path;
+  const char *dot = strrchr (base, '.');
+  /* A leading dot starts a hidden file's name, not an extension.  */
+  size_t cut = dot != NULL && dot != base ? (size_t) (dot - path)
+					  : strlen (path);
+  size_t len = strlen (path) + 1 + strlen (ok_plugin.name) + 1;
+  char *own = malloc (len);
+  if (own != NULL)
+    snprintf (own, len, "%.*s.%s%s", (int) cut, path, ok_plugin.name,
+	      path + cut);
+  return own;
+}
+
+/* Open trace_path (PATH) and write the profile's header; the caller
+   holds trace_lock.  If the file was begun by another plugin of this
+   process, open the plugin's own file instead (see the top of the file).
+   False after a message; no profile is written then.  */
+static bool
+profile_open (void)
+{
+  const char *path = trace_path;
+  char *own = NULL;
+  struct tbuf head;
+  tb_init (&head);
+  /* First the part that says which process wrote the file.  */
+  tb_printf (&head, "{\"displayTimeUnit\":\"ms\",\"otherData\":"
+	     "{\"process\":\"%d %llu\"},", (int) trace_pid,
+	     process_start_time ());
+  size_t id_len = head.len;
+  tb_printf (&head, "\"traceEvents\":[\n"
+	     "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,"
+	     "\"tid\":0,\"args\":{\"name\":\"offloadkit-%s\"}}",
+	     (int) trace_pid, ok_plugin.name);
+
+  /* A regular file (or a new one) is opened for reading as well, to see
+     whose it is; anything else (a pipe, /dev/stderr) only for writing,
+     as reading could block or eat input.  */
+  struct stat st;
+  bool regular = stat (path, &st) != 0 || S_ISREG (st.st_mode);
+  int fd = -1;
+  bool readable = false;
+  if (regular)
+    {
+      fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+      readable = fd >= 0;
+    }
+  if (fd < 0)
+    fd = open (path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+  if (fd >= 0 && regular)
+    {
+      /* The other plugin may be opening the file in another thread right
+	 now: hold its header back until ours is written.  flock's lock
+	 belongs to the open file, so it also excludes another
+	 descriptor of this process (fcntl's would not).  */
+      while (flock (fd, LOCK_EX) != 0 && errno == EINTR)
+	;
+      char *seen = malloc (id_len);
+      bool taken = (readable && seen != NULL
+		    && pread (fd, seen, id_len, 0) == (ssize_t) id_len
+		    && memcmp (seen, head.s, id_len) == 0);
+      free (seen);
+      if (taken)
+	{
+	  close (fd);		/* Which also drops the lock.  */
+	  fd = -1;
+	  own = profile_own_path (path);
+	  if (own == NULL)
+	    errno = ENOMEM;
+	  else
+	    {
+	      path = own;
+	      fd = open (own, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	    }
+	}
+      else if (ftruncate (fd, 0) != 0)
+	{
+	  int err = errno;
+	  close (fd);
+	  fd = -1;
+	  errno = err;
+	}
+    }
+
+  bool ok = false;
+  if (fd < 0)
+    GOMP_PLUGIN_error ("offloadkit-%s: cannot create the profile %s"
+		       " (OFFLOADKIT_PROFILE): %s; no profile is written",
+		       ok_plugin.name, path, strerror (errno));
+  else if (!write_all (fd, head.s, head.len))
+    {
+      GOMP_PLUGIN_error ("offloadkit-%s: cannot write the profile %s"
+			 " (OFFLOADKIT_PROFILE): %s; no profile is written",
+			 ok_plugin.name, path, strerror (errno));
+      close (fd);
+    }
+  else
+    {
+      /* Closing would drop the lock too, but the descriptor stays.  */
+      if (regular && own == NULL)
+	flock (fd, LOCK_UN);
+      trace_fd = fd;
+      ok = true;
+    }
+  free (own);
+  tb_free (&head);
+  if (ok)
+    {
+      free (trace_path);
+      trace_path = NULL;
+    }
+  else
+    profile_stop ();
+  return ok;
+}
+
+/* Append B to the profile, with the separator from the previous event,
+   opening the profile first at the first event; the caller holds
+   trace_lock.  A failed write closes the profile after one message: a
+   half-written event would break the JSON anyway.  */
 static void
 profile_put (const struct tbuf *b)
 {
-  if (trace_fd < 0 || getpid () != trace_pid)
+  if (getpid () != trace_pid)
+    return;
+  if (trace_fd < 0 && (trace_path == NULL || !profile_open ()))
     return;
   if (!write_all (trace_fd, ",\n", 2) || !write_all (trace_fd, b->s, b->len))
     {
@@ -281,6 +468,7 @@ profile_put (const struct tbuf *b)
 			 ok_plugin.name, strerror (errno));
       close (trace_fd);
       trace_fd = -1;
+      profile_stop ();
     }
 }
 
@@ -328,7 +516,8 @@ trace_begin (struct trace_event *e, int ord, const char *backend,
 {
   e->ord = ord;
   e->backend = backend;
-  e->profile = (ok_trace_mode & OK_TRACE_PROFILE) != 0;
+  e->profile = ((ok_trace_mode & OK_TRACE_PROFILE) != 0
+		&& !__atomic_load_n (&trace_profile_off, __ATOMIC_RELAXED));
   tb_init (&e->line);
   tb_init (&e->event);
   tb_printf (&e->line, "offloadkit-%s: device %d (", ok_plugin.name, ord);
@@ -438,8 +627,8 @@ ok_trace_transfer (int ord, const char *backend, enum ok_trace_dir dir,
   trace_end (&e);
 }
 
-/* Whether environment variable NAME asks for something: set, not empty,
-   not "0".  */
+/* Environment variable NAME's value when it is set and not empty; NULL
+   otherwise.  */
 static const char *
 trace_env (const char *name)
 {
@@ -456,41 +645,22 @@ trace_init_once (void)
   trace_base = ok_trace_now ();
   trace_pid = getpid ();
 
+  /* Set, not empty and not "0".  */
   const char *info = trace_env ("OFFLOADKIT_INFO");
   if (info != NULL && strcmp (info, "0") != 0)
     mode |= OK_TRACE_INFO;
 
+  /* Any value not empty is a file name, "0" included.  The file is
+     opened at the first event (profile_put).  */
   const char *path = trace_env ("OFFLOADKIT_PROFILE");
   if (path != NULL)
     {
-      int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-      if (fd < 0)
-	GOMP_PLUGIN_error ("offloadkit-%s: cannot create the profile %s"
-			   " (OFFLOADKIT_PROFILE): %s; no profile is written",
-			   ok_plugin.name, path, strerror (errno));
+      trace_path = strdup (path);
+      if (trace_path == NULL)
+	GOMP_PLUGIN_error ("offloadkit-%s: out of memory; no profile is"
+			   " written (OFFLOADKIT_PROFILE)", ok_plugin.name);
       else
-	{
-	  struct tbuf b;
-	  tb_init (&b);
-	  tb_printf (&b, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n"
-		     "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,"
-		     "\"tid\":0,\"args\":{\"name\":\"offloadkit-%s\"}}",
-		     (int) trace_pid, ok_plugin.name);
-	  if (write_all (fd, b.s, b.len))
-	    {
-	      trace_fd = fd;
-	      mode |= OK_TRACE_PROFILE;
-	    }
-	  else
-	    {
-	      GOMP_PLUGIN_error ("offloadkit-%s: cannot write the profile %s"
-				 " (OFFLOADKIT_PROFILE): %s; no profile is"
-				 " written", ok_plugin.name, path,
-				 strerror (errno));
-	      close (fd);
-	    }
-	  tb_free (&b);
-	}
+	mode |= OK_TRACE_PROFILE;
     }
   ok_trace_mode = mode;
 }
@@ -508,6 +678,9 @@ __attribute__ ((destructor)) static void
 trace_fini (void)
 {
   pthread_mutex_lock (&trace_lock);
+  /* A profile not opened by now never will be: a plugin without events
+     leaves the file alone.  */
+  profile_stop ();
   if (trace_fd >= 0 && getpid () != trace_pid)
     {
       /* A forked child: the file is its parent's to complete.  */

@@ -27,9 +27,10 @@
 extern unsigned ok_trace_mode;
 
 /* Read OFFLOADKIT_INFO and OFFLOADKIT_PROFILE, once (later calls return at
-   once).  The core calls it before probing devices.  A profile file that
-   cannot be created is reported with GOMP_PLUGIN_error and profiling stays
-   off.  The file is completed (closing brackets written, flushed) when the
+   once).  The core calls it before probing devices.  The profile file is
+   created at the plugin's first event; one that cannot be created is
+   reported then, once, with GOMP_PLUGIN_error, and no profile is written.
+   The file is completed (closing brackets written, flushed) when the
    plugin is unloaded or the process exits.  */
 void ok_trace_init (void);
 
@@ -50,7 +51,8 @@ enum ok_trace_dir
   OK_TRACE_D2D
 };
 
-/* Device ORD (libgomp's number) loaded an image in [START, END]:
+/* Device ORD (its number within the plugin: libgomp's target id among
+   the plugin's devices) loaded an image in [START, END]:
    BACKEND is the backend's name, WHAT says which image and how, e.g.
    "cubin sm_90" or "PTX, JIT-linked for sm_90"; NFUNCS and NVARS the
    number of functions and variables it maps.  */

@@ -262,19 +262,29 @@ put_wrapper (FILE *f, const struct mko_ctx *ctx)
   /* Snapshot of the initial values of the host variables, so that an
      emulated device can start from them however main changes the host
      copies.  Link variables are skipped: their device copy is a pointer
-     that libgomp sets.  */
+     that libgomp sets.  Only emulated devices read it, and they exist
+     only with OFFLOADKIT_EMULATE set (emulated.c), so without it no
+     snapshot is taken: a large declare target array would otherwise cost
+     its size and a copy at every start-up on real GPUs.  (A program that
+     sets OFFLOADKIT_EMULATE itself after start-up gets emulated devices
+     that start from the host values at image load, as when the snapshot
+     cannot be allocated.)  */
   fputs ("static void __attribute__ ((constructor))\n"
 	 "mko_register (void)\n"
 	 "{\n"
 	 "  const uintptr_t *vars = (const uintptr_t *) __offload_var_table;\n"
 	 "  const uintptr_t *end = (const uintptr_t *) __offload_vars_end;\n"
 	 "  const uintptr_t *p;\n"
+	 "  const char *emulate = getenv (\"OFFLOADKIT_EMULATE\");\n"
 	 "  size_t total = 0;\n"
-	 "  unsigned char *copy;\n\n"
-	 "  for (p = vars; p + 1 < end; p += 2)\n"
-	 "    if (!(p[1] & MKO_LINK_BIT))\n"
-	 "      total += p[1];\n"
-	 "  copy = (unsigned char *) malloc (total ? total : 1);\n"
+	 "  unsigned char *copy = 0;\n\n"
+	 "  if (emulate && *emulate)\n"
+	 "    {\n"
+	 "      for (p = vars; p + 1 < end; p += 2)\n"
+	 "        if (!(p[1] & MKO_LINK_BIT))\n"
+	 "          total += p[1];\n"
+	 "      copy = (unsigned char *) malloc (total ? total : 1);\n"
+	 "    }\n"
 	 "  if (copy)\n"
 	 "    {\n"
 	 "      size_t off = 0;\n"

@@ -607,6 +607,28 @@ test_run (void)
   check ("run after host2dev to a variable", res[0] == 1001);
   check ("run: host variable still unchanged", hv_counter == 5);
 
+  /* Entries for one device type carry that device's own ids (GCN's id 1
+     is a pointer to kernel attributes), so only all-device entries
+     count; and a value word of 0 is a value, not the end.  */
+  static int attrs;
+  void *args2[] = {
+    (void *) (uintptr_t) (OK_GOMP_DEVICE_NVIDIA_PTX
+			  | OK_GOMP_TARGET_ARG_NUM_TEAMS
+			  | (9 << OK_GOMP_TARGET_ARG_VALUE_SHIFT)),
+    (void *) (uintptr_t) (OK_GOMP_DEVICE_NVIDIA_PTX
+			  | OK_GOMP_TARGET_ARG_NUM_TEAMS
+			  | OK_GOMP_TARGET_ARG_SUBSEQUENT_PARAM), &attrs,
+    (void *) (uintptr_t) (OK_GOMP_TARGET_ARG_THREAD_LIMIT
+			  | OK_GOMP_TARGET_ARG_SUBSEQUENT_PARAM), NULL,
+    (void *) (uintptr_t) (OK_GOMP_TARGET_ARG_NUM_TEAMS
+			  | (3 << OK_GOMP_TARGET_ARG_VALUE_SHIFT)),
+    NULL };
+  p_run (0, (void *) region_count, tv, args2);
+  check ("run: device-specific target arguments ignored, a zero value read",
+	 strstr (last_debug (), "num_teams 3, thread_limit 0") != NULL);
+  p_dev2host (0, res, out, sizeof res);
+  check ("run with device-specific target arguments", res[0] == 1002);
+
   /* Link variable: map a buffer and point the slot at it, as libgomp
      does.  */
   int pattern[8];
