@@ -18,20 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gcn-arch.h"
 #include "offload-desc.h"
-
-/* ELF e_machine of AMD GPU code objects.  */
-#define OK_EM_AMDGPU 224u
-/* e_flags bits 7:0 name the GPU (EF_AMDGPU_MACH).  */
-#define OK_EF_AMDGPU_MACH_MASK 0xffu
-#define OK_EF_AMDGPU_MACH_GFX803 0x2au
-#define OK_EF_AMDGPU_MACH_GFX900 0x2cu
-#define OK_EF_AMDGPU_MACH_GFX906 0x2fu
-#define OK_EF_AMDGPU_MACH_GFX908 0x30u
-/* Not built by GCC 12, but the GCN plugin matches an image's machine to
-   an agent's ISA, and ROCm agents may be these.  */
-#define OK_EF_AMDGPU_MACH_GFX90A 0x3fu
-#define OK_EF_AMDGPU_MACH_GFX1030 0x36u
 
 /* Bit 63 of a variable-table size: a "declare target link" variable, whose
    device copy is a pointer.  */
@@ -75,24 +63,6 @@ struct ok_gcn_code_object
   int has_var_table_sym;
   uint64_t var_table_sym;
 };
-
-/* The gfx number (0x906 for gfx906) of EF_AMDGPU_MACH value MACH, or 0
-   (LLVM's AMDGPUUsage).  Inline, so that the GCN plugin, which does not
-   link this file's libelf reader, shares the table.  */
-static inline uint32_t
-ok_gcn_arch_of_mach (uint32_t mach)
-{
-  switch (mach)
-    {
-    case OK_EF_AMDGPU_MACH_GFX803: return 0x803;
-    case OK_EF_AMDGPU_MACH_GFX900: return 0x900;
-    case OK_EF_AMDGPU_MACH_GFX906: return 0x906;
-    case OK_EF_AMDGPU_MACH_GFX908: return 0x908;
-    case OK_EF_AMDGPU_MACH_GFX90A: return 0x90a;
-    case OK_EF_AMDGPU_MACH_GFX1030: return 0x1030;
-    default: return 0;
-    }
-}
 
 /* Read the code object BUF[0, SIZE), named NAME in messages, into *CO.
    Return 0, or -1 after reporting one error (ok_error): not ELF, not a

@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 #include "elf-image.h"
-#include "gcn-code-object.h"
+#include "gcn-arch.h"
 #include "hsa-internal.h"
 
 bool
