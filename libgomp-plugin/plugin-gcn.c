@@ -1,6 +1,6 @@
 /* libgomp-plugin-gcn.so.1: the plugin libgomp loads for
    -foffload=amdgcn-amdhsa programs.  Only its identity and its backends
-   are here; plugin-core.c implements the entry points.  */
+   are here; the core (core/) implements the entry points.  */
 
 #include "plugin-core.h"
 

@@ -1,23 +1,63 @@
-/* The interface between the generic plugin core and one kind of device.
+/* The interface between the plugin core and one kind of device.
 
-   A plugin (libgomp-plugin-<name>.so.1) is plugin-core.c, which implements
+   A plugin (libgomp-plugin-<name>.so.1) is the core, which implements
    every GOMP_OFFLOAD_* entry point once, plus a list of backends.  A
    backend drives one kind of device (CUDA, HSA, the emulated device) and
    knows nothing about libgomp's numbering, descriptor validation, image
-   bookkeeping or argument decoding: the core does all of that and calls the
-   backend with the backend's own device state and already-checked data.
+   bookkeeping, argument decoding, the completion of asynchronous
+   launches, tracing or the device-memory pool: the core does all of that
+   and calls the backend's hooks with the device and already-checked
+   data.
 
-   Every hook that can fail reports through GOMP_PLUGIN_error first, then
-   returns false (or NULL); the core adds no second message.  */
+   A backend's device is a structure of its own whose first member is the
+   core's struct ok_device; the core allocates it (DEVICE_SIZE bytes,
+   zeroed) and frees it, so that both halves are one object.  A launch is
+   the same: the backend's job record begins with struct ok_job.
+
+   Every hook that can fail reports through the core's ok_error or
+   ok_dev_error (plugin-core.h) first, then returns false (or NULL); the
+   core adds no second message.  */
 
 #ifndef OFFLOADKIT_BACKEND_H
 #define OFFLOADKIT_BACKEND_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
+#include "completion.h"
 #include "gomp-abi.h"
 #include "offload-desc.h"
+
+struct ok_backend;
+struct ok_loaded_image;
+struct ok_mem_pool;
+
+/* The core's half of a device.  Backends read it; only the core and the
+   functions of plugin-core.h change it.  */
+struct ok_device
+{
+  const struct ok_backend *backend;
+  int local;			/* Index among the backend's devices.  */
+  int ord;			/* libgomp's number among the plugin's.  */
+  /* How messages name the device: "device 0" until the backend names it
+     better (ok_device_set_label: "device 0 (NVIDIA H200, sm_90)").  */
+  char label[192];
+  /* A fatal error happened (a kernel faulted): the device is unusable,
+     and teardown failures that follow are not reported (ok_dev_broken).  */
+  bool broken;
+  /* Small allocations, over the backend's raw_alloc and raw_free; NULL
+     for a backend without them.  */
+  struct ok_mem_pool *pool;
+  /* Asynchronous launches waiting to complete (completion.h).  */
+  struct ok_completion async;
+  /* The images loaded on the device, newest first; IMAGES_LOCK guards the
+     list and is held while an image is loaded or unloaded (see
+     ok_images_hold).  */
+  pthread_mutex_t images_lock;
+  struct ok_loaded_image *images;
+};
 
 /* What load_image gets: a descriptor that ok_desc_check accepted for the
    plugin's device type, the host table's sizes, and the table to fill.  */
@@ -31,6 +71,27 @@ struct ok_image_req
      host-table order, then the device's __gomp_device_num int (leave it
      {0, 0} when the image has none).  */
   struct ok_addr_pair *table;
+  /* The backend says here which image it loaded and how ("cubin sm_90",
+     "PTX JIT-linked for sm_90"), for OFFLOADKIT_INFO.  */
+  char what[96];
+};
+
+/* What load_gcc_image gets: an image built by GCC's own mkoffload for
+   this device type, TARGET_DATA in GCC's format for device version
+   OK_GOMP_VERSION_DEV (VERSION) (the plugin's gcc_dev_version).  It
+   carries no host table, so the backend sizes the table itself.  */
+struct ok_gcc_image_req
+{
+  unsigned version;
+  const void *target_data;
+  /* Filled by the backend: a table allocated with GOMP_PLUGIN_malloc
+     (functions, variables, then the device-number entry, as GCC's plugin
+     returns them), its number of entries, how many functions and
+     variables it maps, and what was loaded, as in ok_image_req.  */
+  struct ok_addr_pair *table;
+  size_t count;
+  size_t num_funcs, num_vars;
+  char what[96];
 };
 
 /* A target region launch, with libgomp's ARGS vector decoded by the core.
@@ -41,59 +102,111 @@ struct ok_launch
   int thread_limit;
 };
 
+/* One launch.  The backend's job record begins with it; the core
+   allocates JOB_SIZE bytes, zeroed, and frees them after finish.  */
+struct ok_job
+{
+  struct ok_completion_job link;	/* The completion queue's part.  */
+  /* Set by the backend by the time finish returns, for OFFLOADKIT_INFO:
+     the kernel's name (valid as long as its image is loaded) and the
+     launch's geometry, blocks (teams) and threads per block.  */
+  const char *kernel;
+  unsigned grid[3], block[3];
+  uint64_t start;		/* The core's: when the launch began.  */
+};
+
+/* A backend's job record may be this large at most: synchronous launches
+   keep it on the launching thread's stack.  */
+#define OK_JOB_MAX 256
+
 struct ok_backend
 {
-  /* Short name for messages: "emulated", "cuda", "hsa".  */
+  /* Short name for messages and traces: "emulated", "cuda", "hsa".  */
   const char *name;
+
+  /* Bytes of the backend's device structure, which begins with struct
+     ok_device, and of its job record, which begins with struct ok_job
+     (at most OK_JOB_MAX).  */
+  size_t device_size;
+  size_t job_size;
+
+  /* The device runs launches one at a time, in the order they were made
+     (one stream): then the core also tells libgomp of their completion
+     in that order, so that a synchronous launch returns only after the
+     completions of the asynchronous ones before it.  */
+  bool in_order;
 
   /* Number of devices of this kind.  Called once, from
      GOMP_OFFLOAD_get_num_devices.  Must return 0 *silently* when the driver
      or runtime is missing: a plugin without devices must print nothing.  A
-     real misconfiguration may be reported with GOMP_PLUGIN_error.  */
+     real misconfiguration may be reported.  */
   int (*probe) (void);
 
-  /* Start device LOCAL (0 <= LOCAL < probe ()), which libgomp numbers ORD
-     among the plugin's devices (for messages and traces), and return its
-     state, which the core passes to every other hook; NULL after an
-     error.  */
-  void *(*init_device) (int local, int ord);
-  /* Stop the device and free everything it holds, including images the
-     core has not unloaded (libgomp does not unload at exit).  */
-  bool (*fini_device) (void *dev);
+  /* Start DEV, whose core half is filled in (LOCAL, ORD, LABEL); false
+     after an error, with everything it took released.  */
+  bool (*init_device) (struct ok_device *dev);
+  /* Optional.  Called first when the core finalises DEV, after it has
+     waited for DEV's asynchronous launches and before it unloads DEV's
+     images and frees its pool: make the calling thread able to use the
+     device.  False when the device is gone already (its driver shut
+     down first at exit): the core then leaves everything as it is.  */
+  bool (*fini_enter) (struct ok_device *dev);
+  /* Free everything DEV still holds, after the core has unloaded its
+     images and freed its pool; not the structure itself.  */
+  bool (*fini_device) (struct ok_device *dev);
 
   /* Load one image; store the backend's handle for it in *IMAGE.  */
-  bool (*load_image) (void *dev, const struct ok_image_req *req,
+  bool (*load_image) (struct ok_device *dev, struct ok_image_req *req,
 		      void **image);
-  bool (*unload_image) (void *dev, void *image);
+  /* Unload IMAGE.  The core has waited for DEV's asynchronous launches,
+     which might still use it.  */
+  bool (*unload_image) (struct ok_device *dev, void *image);
+  /* Optional; NULL when the backend cannot run images built by GCC's own
+     mkoffload.  Store the handle in *IMAGE.  */
+  bool (*load_gcc_image) (struct ok_device *dev, struct ok_gcc_image_req *req,
+			  void **image);
 
-  /* Optional; NULL when the backend cannot run them.  Load an image built
-     by GCC's own mkoffload for this device type: TARGET_DATA is in GCC's
-     format for device version OK_GOMP_VERSION_DEV (VERSION) (the
-     plugin's gcc_dev_version), and carries no host table, so the backend
-     sizes the table itself.  Store a table allocated with
-     GOMP_PLUGIN_malloc in *TABLE (functions, variables, then the
-     device-number entry, as GCC's plugin returns them), the handle in
-     *IMAGE, and return the table's length; -1 after an error.  */
-  int (*load_gcc_image) (void *dev, unsigned version, const void *target_data,
-			 struct ok_addr_pair **table, void **image);
+  /* Device memory, in one of two forms.  A backend with RAW_ALLOC and
+     RAW_FREE gets the core's pool over them: requests up to the size in
+     bytes that environment variable POOL_ENV gives (64 KiB when unset; 0
+     turns pooling off) are carved from large chunks, the rest forwarded.
+     Otherwise ALLOC and FREE serve every request.  In both forms a
+     request of 0 bytes gives a valid, unique pointer.  */
+  void *(*raw_alloc) (struct ok_device *dev, size_t size);
+  bool (*raw_free) (struct ok_device *dev, void *ptr);
+  const char *pool_env;
+  void *(*alloc) (struct ok_device *dev, size_t size);
+  bool (*free) (struct ok_device *dev, void *ptr);
 
-  /* Device memory.  alloc (dev, 0) returns a valid, unique pointer.  */
-  void *(*alloc) (void *dev, size_t size);
-  bool (*free) (void *dev, void *ptr);
-  bool (*host2dev) (void *dev, void *dst, const void *src, size_t n);
-  bool (*dev2host) (void *dev, void *dst, const void *src, size_t n);
-  bool (*dev2dev) (void *dev, void *dst, const void *src, size_t n);
+  bool (*host2dev) (struct ok_device *dev, void *dst, const void *src,
+		    size_t n);
+  bool (*dev2host) (struct ok_device *dev, void *dst, const void *src,
+		    size_t n);
+  bool (*dev2dev) (struct ok_device *dev, void *dst, const void *src,
+		   size_t n);
 
-  /* Run FN (an address load_image returned) with TGT_VARS (a device
-     address) and wait for it.  */
-  bool (*run) (void *dev, void *fn, void *tgt_vars,
-	       const struct ok_launch *launch);
-  /* Start the same without waiting; when it has finished, call
-     GOMP_PLUGIN_target_task_completion (ASYNC_DATA), from any thread.  On
-     false nothing was started and the completion must not be called.
-     *LAUNCH is only valid during the call.  */
-  bool (*async_run) (void *dev, void *fn, void *tgt_vars,
-		     const struct ok_launch *launch, void *async_data);
+  /* Start FN (an address load_image returned) with TGT_VARS (a device
+     address) as LAUNCH says, and fill JOB with what finish needs.  False
+     after an error: nothing was started, nothing is held, and finish is
+     not called.  *LAUNCH is only valid during the call.  */
+  bool (*launch) (struct ok_device *dev, void *fn, void *tgt_vars,
+		  const struct ok_launch *launch, struct ok_job *job);
+  /* Wait for JOB's launch to end and give back what it holds; false after
+     a reported failure of the launch.  Called once per successful launch,
+     on the launching thread for a synchronous one, on the device's
+     completion thread for an asynchronous one.  */
+  bool (*finish) (struct ok_device *dev, struct ok_job *job);
+
+  /* For messages (ok_result_text): the name and the description of a
+     driver's result CODE (0 is success), each NULL when the driver has
+     none; RESULT_UNKNOWN formats CODE, an int, when the driver has
+     neither ("CUDA error %d").  And whether a failure CODE during
+     teardown is expected and not worth a message (the driver shut down
+     before the plugin, at exit).  Optional for a backend without a
+     driver.  */
+  void (*describe_result) (int code, const char **name, const char **text);
+  const char *result_unknown;
+  bool (*teardown_quiet) (int code);
 };
 
 /* The backends that exist.  A plugin lists the ones it uses.  */

@@ -9,16 +9,15 @@ static __thread struct ok_completion *ok_completing;
 
 void
 ok_completion_init (struct ok_completion *c, void *owner,
-		    void (*enter) (void *),
 		    void (*finish) (void *, struct ok_completion_job *))
 {
   c->owner = owner;
-  c->enter = enter;
   c->finish = finish;
   pthread_mutex_init (&c->lock, NULL);
   pthread_cond_init (&c->cond, NULL);
   pthread_cond_init (&c->idle, NULL);
   c->pending = 0;
+  c->queued = c->completed = 0;
   c->head = c->tail = NULL;
   c->started = c->stopping = false;
 }
@@ -36,8 +35,6 @@ ok_completion_thread (void *arg)
 {
   struct ok_completion *c = arg;
   ok_completing = c;
-  if (c->enter != NULL)
-    c->enter (c->owner);
   for (;;)
     {
       pthread_mutex_lock (&c->lock);
@@ -59,8 +56,9 @@ ok_completion_thread (void *arg)
       GOMP_PLUGIN_target_task_completion (async_data);
 
       pthread_mutex_lock (&c->lock);
-      if (--c->pending == 0)
-	pthread_cond_broadcast (&c->idle);
+      c->completed++;
+      --c->pending;
+      pthread_cond_broadcast (&c->idle);
       pthread_mutex_unlock (&c->lock);
     }
   return NULL;
@@ -87,12 +85,33 @@ ok_completion_push (struct ok_completion *c, struct ok_completion_job *job)
   job->next = NULL;
   pthread_mutex_lock (&c->lock);
   c->pending++;
+  c->queued++;
   if (c->tail != NULL)
     c->tail->next = job;
   else
     c->head = job;
   c->tail = job;
   pthread_cond_signal (&c->cond);
+  pthread_mutex_unlock (&c->lock);
+}
+
+unsigned long
+ok_completion_queued (struct ok_completion *c)
+{
+  pthread_mutex_lock (&c->lock);
+  unsigned long n = c->queued;
+  pthread_mutex_unlock (&c->lock);
+  return n;
+}
+
+void
+ok_completion_wait (struct ok_completion *c, unsigned long n)
+{
+  if (ok_completing == c)
+    return;
+  pthread_mutex_lock (&c->lock);
+  while (c->completed < n)
+    pthread_cond_wait (&c->idle, &c->lock);
   pthread_mutex_unlock (&c->lock);
 }
 
@@ -122,4 +141,10 @@ ok_completion_fini (struct ok_completion *c)
     pthread_join (c->thread, NULL);
   c->started = false;
   return true;
+}
+
+bool
+ok_completion_thread_p (void)
+{
+  return ok_completing != NULL;
 }

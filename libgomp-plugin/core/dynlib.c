@@ -36,9 +36,8 @@ ok_dynlib_load (const struct ok_dynlib *lib, const char *path, bool chosen,
       void *fn = dlsym (handle, sym->symbol);
       if (fn == NULL && sym->required)
 	{
-	  GOMP_PLUGIN_error ("offloadkit-%s: %s lacks %s (not %s, or one too"
-			     " old); no %s devices", ok_plugin.name, path,
-			     sym->symbol, lib->a_library, lib->devices);
+	  ok_error ("%s lacks %s (not %s, or one too old); no %s devices",
+		    path, sym->symbol, lib->a_library, lib->devices);
 	  dlclose (handle);
 	  return NULL;
 	}

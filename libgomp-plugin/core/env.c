@@ -44,9 +44,8 @@ ok_env_size (const char *name, size_t default_value)
       || v > SIZE_MAX / 2)
     {
       if (env_first_report (name))
-	GOMP_PLUGIN_error ("offloadkit-%s: %s=\"%s\" is not a size in bytes;"
-			   " using %zu", ok_plugin.name, name, env,
-			   default_value);
+	ok_error ("%s=\"%s\" is not a size in bytes; using %zu", name, env,
+		  default_value);
       return default_value;
     }
   return (size_t) v;

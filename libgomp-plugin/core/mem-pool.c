@@ -85,8 +85,7 @@ struct ok_mem_pool
 static void
 pool_out_of_memory (void)
 {
-  GOMP_PLUGIN_error ("offloadkit-%s: device memory pool: out of host memory",
-		     ok_plugin.name);
+  ok_error ("device memory pool: out of host memory");
 }
 
 static size_t
@@ -267,9 +266,8 @@ pool_carve (struct ok_mem_pool *pool, unsigned cls)
 	return 0;		/* Reported by OPS.  */
       if ((uintptr_t) chunk % POOL_ALIGN != 0)
 	{
-	  GOMP_PLUGIN_error ("offloadkit-%s: device memory pool: a chunk at %p"
-			     " is not aligned to %u bytes", ok_plugin.name,
-			     chunk, (unsigned) POOL_ALIGN);
+	  ok_error ("device memory pool: a chunk at %p is not aligned to %u"
+		    " bytes", chunk, (unsigned) POOL_ALIGN);
 	  pool->ops->free (pool->ctx, chunk);
 	  return 0;
 	}
@@ -398,8 +396,7 @@ ok_mem_pool_free (struct ok_mem_pool *pool, void *ptr)
       return pool->ops->free (pool->ctx, ptr);
     }
   pthread_mutex_unlock (&pool->lock);
-  GOMP_PLUGIN_error ("offloadkit-%s: cannot free device memory at %p: %s",
-		     ok_plugin.name, ptr, why);
+  ok_error ("cannot free device memory at %p: %s", ptr, why);
   return false;
 }
 

@@ -1,8 +1,18 @@
-/* The generic half of every offloadkit plugin.
+/* The plugin core: what every plugin and every backend shares.
 
-   plugin-core.c defines all GOMP_OFFLOAD_* entry points.  What differs
-   between plugins is only their identity and which backends they combine;
-   each plugin-<name>.c defines OK_PLUGIN with those.  */
+   The core defines all GOMP_OFFLOAD_* entry points (core-*.c).  What
+   differs between plugins is only their identity and which backends they
+   combine; each plugin-<name>.c defines OK_PLUGIN with those.  This
+   header is what backends may use of the core besides backend.h: the
+   error contract, devices' names and state, loaded images, launches of
+   their own, and the ways a program may end from a device.
+
+   The error contract: a function that fails reports through ok_error or
+   ok_dev_error (which call GOMP_PLUGIN_error) before it returns false or
+   NULL, once; its callers add nothing.  Every message starts with
+   "offloadkit-PLUGIN: ", and one about a device continues with the
+   device's label.  Debug output (OK_DEBUG) shows only with GOMP_DEBUG=1:
+   a plugin without devices prints nothing else.  */
 
 #ifndef OFFLOADKIT_PLUGIN_CORE_H
 #define OFFLOADKIT_PLUGIN_CORE_H
@@ -18,8 +28,8 @@ struct ok_plugin
   int device_type;		/* GOMP_OFFLOAD_get_type: OK_GOMP_DEVICE_*.  */
   unsigned caps;		/* GOMP_OFFLOAD_get_caps.  */
   /* Device version GCC's own mkoffload puts in the version word for this
-     device type (OK_GCC_DEV_VERSION_*); such images are recognised and
-     refused with a hint instead of a bare version mismatch.  */
+     device type (OK_GCC_DEV_VERSION_*); such images go to a backend's
+     load_gcc_image, or are refused with a hint.  */
   unsigned gcc_dev_version;
   /* The backends, NULL-terminated, in device-numbering order: devices of
      the first come first.  The emulated backend goes last, so emulated
@@ -30,15 +40,110 @@ struct ok_plugin
 /* Defined by the plugin's own file (plugin-nvptx.c, ...).  */
 extern const struct ok_plugin ok_plugin;
 
+/* ---- Messages (messages.c) ---- */
+
+#define OK_PRINTF(f, a) __attribute__ ((format (printf, f, a)))
+
 /* Debug output, shown by libgomp only when GOMP_DEBUG=1.  Every message
    names the plugin, as in "offloadkit-nvptx: ...".  */
 #define OK_DEBUG(fmt, ...) \
   GOMP_PLUGIN_debug (0, "offloadkit-%s: " fmt "\n", ok_plugin.name, \
 		     ##__VA_ARGS__)
 
-/* Report an error about the device named LABEL through GOMP_PLUGIN_error
-   as "offloadkit-PLUGIN: LABEL: MESSAGE", MESSAGE formatted from FMT and
-   AP in full, however long (a JIT compiler's log, say).  */
-void ok_dev_verror (const char *label, const char *fmt, va_list ap);
+/* "offloadkit-PLUGIN: " and the formatted text, in full however long (a
+   JIT compiler's log, say), through GOMP_PLUGIN_error.  */
+void ok_error (const char *fmt, ...) OK_PRINTF (1, 2);
+void ok_verror (const char *fmt, va_list ap);
+
+/* The same about DEV: "offloadkit-PLUGIN: LABEL: " and the text.  */
+void ok_dev_error (const struct ok_device *dev, const char *fmt, ...)
+  OK_PRINTF (2, 3);
+
+/* "NAME (DESCRIPTION)" of driver result CODE as BACKEND's driver names
+   it, written to BUF, which is returned.  */
+const char *ok_result_text (const struct ok_backend *backend, int code,
+			    char *buf, size_t len);
+
+/* Report that driver call CALL failed with CODE while DEV was doing WHAT:
+   "...: LABEL: WHAT: CALL: TEXT", TEXT from ok_result_text.  */
+void ok_dev_call_error (const struct ok_device *dev, const char *what,
+			const char *call, int code);
+
+/* The result CODE of CALL, made while tearing down WHAT of DEV: true when
+   it succeeded (0) or its failure is not worth reporting (DEV is broken,
+   or the backend's teardown_quiet says so); else report "cannot WHAT" and
+   return false.  */
+bool ok_dev_teardown_ok (const struct ok_device *dev, int code,
+			 const char *what, const char *call);
+
+/* ---- Devices (core-devices.c) ---- */
+
+/* Name DEV in messages, e.g. "device 0 (NVIDIA H200, sm_90)".  */
+void ok_device_set_label (struct ok_device *dev, const char *fmt, ...)
+  OK_PRINTF (2, 3);
+
+/* A kernel of DEV faulted: the device is unusable.  */
+static inline void
+ok_dev_mark_broken (struct ok_device *dev)
+{
+  __atomic_store_n (&dev->broken, true, __ATOMIC_RELEASE);
+}
+
+static inline bool
+ok_dev_broken (const struct ok_device *dev)
+{
+  return __atomic_load_n (&dev->broken, __ATOMIC_ACQUIRE);
+}
+
+/* ---- Loaded images (core-images.c) ---- */
+
+/* An image loaded on a device, in the core's list of them.  */
+struct ok_loaded_image
+{
+  struct ok_loaded_image *next;
+  const void *target_data;	/* What libgomp gave load_image.  */
+  void *handle;			/* The backend's.  */
+};
+
+/* Keep DEV's set of loaded images as it is until ok_images_release: the
+   core loads and unloads no image of DEV meanwhile (it waits).  The
+   emulated device holds it while a region runs, since the region's
+   variables are the loaded images'.  Threads the holder waits for (the
+   region's own) may read the list without holding it themselves.  */
+void ok_images_hold (struct ok_device *dev);
+void ok_images_release (struct ok_device *dev);
+/* The first of DEV's loaded images, newest first; read while holding, or
+   on behalf of a holder.  */
+struct ok_loaded_image *ok_images_first (struct ok_device *dev);
+
+/* ---- Launches (core-launch.c) ---- */
+
+/* Run FN on DEV as a synchronous launch would, from a backend's own code
+   (an image's constructors, say): traced like any launch.  False after a
+   reported error.  */
+bool ok_device_run (struct ok_device *dev, void *fn, void *tgt_vars,
+		    const struct ok_launch *launch);
+
+/* The calling thread runs host code as a region of DEV (the emulated
+   device), from ok_region_enter until ok_region_leave.  Meanwhile it may
+   not launch a region or unload an image of DEV, and if it ends the
+   program (exit in the region) the core leaves every device as it is:
+   the threads a finalisation would wait for wait for this one.  */
+void ok_region_enter (struct ok_device *dev);
+void ok_region_leave (void);
+/* The device whose region the calling thread runs, or NULL.  */
+struct ok_device *ok_region_device (void);
+
+/* The device asked the program to end with STATUS (exit called in a
+   kernel).  On a thread libgomp called the plugin on, that is exit
+   (STATUS); on a completion thread, where exit could wait forever for a
+   thread that waits for this one, ok_end_program (STATUS).  */
+_Noreturn void ok_device_exit (int status);
+
+/* End the program from a thread of the plugin's own, at once, with
+   STATUS: what stdio holds is flushed and the profile completed, then
+   _exit.  Other threads may be inside libgomp or the plugin holding locks
+   that exit handlers need, so none is run.  The caller has reported why.  */
+_Noreturn void ok_end_program (int status);
 
 #endif /* OFFLOADKIT_PLUGIN_CORE_H */

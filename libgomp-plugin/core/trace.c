@@ -420,14 +420,12 @@ profile_open (void)
 
   bool ok = false;
   if (fd < 0)
-    GOMP_PLUGIN_error ("offloadkit-%s: cannot create the profile %s"
-		       " (OFFLOADKIT_PROFILE): %s; no profile is written",
-		       ok_plugin.name, path, strerror (errno));
+    ok_error ("cannot create the profile %s (OFFLOADKIT_PROFILE): %s; no"
+	      " profile is written", path, strerror (errno));
   else if (!write_all (fd, head.s, head.len))
     {
-      GOMP_PLUGIN_error ("offloadkit-%s: cannot write the profile %s"
-			 " (OFFLOADKIT_PROFILE): %s; no profile is written",
-			 ok_plugin.name, path, strerror (errno));
+      ok_error ("cannot write the profile %s (OFFLOADKIT_PROFILE): %s; no"
+		" profile is written", path, strerror (errno));
       close (fd);
     }
   else
@@ -463,9 +461,8 @@ profile_put (const struct tbuf *b)
     return;
   if (!write_all (trace_fd, ",\n", 2) || !write_all (trace_fd, b->s, b->len))
     {
-      GOMP_PLUGIN_error ("offloadkit-%s: cannot write the profile"
-			 " (OFFLOADKIT_PROFILE): %s; profiling stops",
-			 ok_plugin.name, strerror (errno));
+      ok_error ("cannot write the profile (OFFLOADKIT_PROFILE): %s;"
+		" profiling stops", strerror (errno));
       close (trace_fd);
       trace_fd = -1;
       profile_stop ();
@@ -657,8 +654,8 @@ trace_init_once (void)
     {
       trace_path = strdup (path);
       if (trace_path == NULL)
-	GOMP_PLUGIN_error ("offloadkit-%s: out of memory; no profile is"
-			   " written (OFFLOADKIT_PROFILE)", ok_plugin.name);
+	ok_error ("out of memory; no profile is written"
+		  " (OFFLOADKIT_PROFILE)");
       else
 	mode |= OK_TRACE_PROFILE;
     }
@@ -671,11 +668,8 @@ ok_trace_init (void)
   pthread_once (&trace_once, trace_init_once);
 }
 
-/* Complete the profile.  Runs when the plugin is unloaded and when the
-   process ends through exit (), after libgomp's own atexit handler has
-   finalised the devices.  Events that come even later are dropped.  */
-__attribute__ ((destructor)) static void
-trace_fini (void)
+void
+ok_trace_finish (void)
 {
   pthread_mutex_lock (&trace_lock);
   /* A profile not opened by now never will be: a plugin without events
@@ -691,10 +685,18 @@ trace_fini (void)
     {
       static const char end[] = "\n]}\n";
       if (!write_all (trace_fd, end, sizeof end - 1) || close (trace_fd) != 0)
-	GOMP_PLUGIN_error ("offloadkit-%s: cannot complete the profile"
-			   " (OFFLOADKIT_PROFILE): %s", ok_plugin.name,
-			   strerror (errno));
+	ok_error ("cannot complete the profile (OFFLOADKIT_PROFILE): %s",
+		  strerror (errno));
       trace_fd = -1;
     }
   pthread_mutex_unlock (&trace_lock);
+}
+
+/* Complete the profile when the plugin is unloaded and when the process
+   ends through exit (), after libgomp's own atexit handler has finalised
+   the devices.  Events that come even later are dropped.  */
+__attribute__ ((destructor)) static void
+trace_fini (void)
+{
+  ok_trace_finish ();
 }

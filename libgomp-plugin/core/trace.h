@@ -34,6 +34,10 @@ extern unsigned ok_trace_mode;
    plugin is unloaded or the process exits.  */
 void ok_trace_init (void);
 
+/* Complete the profile now (the process is about to end without running
+   its exit handlers, ok_end_program); later events are dropped.  */
+void ok_trace_finish (void);
+
 static inline bool
 ok_trace_on (void)
 {

@@ -14,36 +14,6 @@
 
 #include "cuda-internal.h"
 
-void
-cuda_dev_error (const struct cuda_device *dev, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  ok_dev_verror (dev->label, fmt, ap);
-  va_end (ap);
-}
-
-void
-cuda_call_error (const struct cuda_device *dev, const char *what,
-		 const char *call, CUresult r)
-{
-  char err[OK_CUDA_ERRLEN];
-  cuda_dev_error (dev, "%s: %s: %s", what, call,
-		  ok_cuda_result (r, err, sizeof err));
-}
-
-bool
-cuda_teardown_ok (const struct cuda_device *dev, CUresult r,
-		  const char *what, const char *call)
-{
-  if (r == CUDA_SUCCESS || !cuda_teardown_reportable (dev, r))
-    return true;
-  char msg[128];
-  snprintf (msg, sizeof msg, "cannot %s", what);
-  cuda_call_error (dev, msg, call, r);
-  return false;
-}
-
 /* The driver keeps the current context per thread, so asking it is a
    thread-local read; comparing first spares a switch, and unlike a cache
    of our own it stays right when the program's own CUDA code switches
@@ -59,9 +29,9 @@ cuda_enter (struct cuda_device *dev)
     r = ok_cuda.cuCtxSetCurrent (dev->ctx);
   if (r != CUDA_SUCCESS)
     {
-      cuda_call_error (dev, "cannot make its context current",
-		       r == CUDA_SUCCESS ? "cuCtxGetCurrent"
-		       : "cuCtxSetCurrent", r);
+      ok_dev_call_error (&dev->base, "cannot make its context current",
+			 r == CUDA_SUCCESS ? "cuCtxGetCurrent"
+			 : "cuCtxSetCurrent", r);
       return false;
     }
   return true;
@@ -88,7 +58,8 @@ cuda_stream_take (struct cuda_device *dev, CUstream *stream)
   CUresult r = ok_cuda.cuStreamCreate (stream, CU_STREAM_NON_BLOCKING);
   if (r != CUDA_SUCCESS)
     {
-      cuda_call_error (dev, "cannot create a stream", "cuStreamCreate", r);
+      ok_dev_call_error (&dev->base, "cannot create a stream",
+			 "cuStreamCreate", r);
       return false;
     }
   pthread_mutex_lock (&dev->stream_lock);
@@ -126,12 +97,12 @@ cuda_streams_fini (struct cuda_device *dev)
 {
   bool ok = true;
   for (size_t i = 0; i < dev->num_free_streams; i++)
-    ok &= cuda_teardown_ok (dev,
-			    ok_cuda.cuStreamDestroy (dev->free_streams[i]),
-			    "destroy a stream", "cuStreamDestroy");
+    ok &= ok_dev_teardown_ok (&dev->base,
+			      ok_cuda.cuStreamDestroy (dev->free_streams[i]),
+			      "destroy a stream", "cuStreamDestroy");
   if (dev->streams_out != 0)
-    OK_DEBUG ("%s: %zu streams still in use at finalisation", dev->label,
-	      dev->streams_out);
+    OK_DEBUG ("%s: %zu streams still in use at finalisation",
+	      dev->base.label, dev->streams_out);
   free (dev->free_streams);
   dev->free_streams = NULL;
   dev->num_free_streams = dev->max_free_streams = 0;
@@ -156,7 +127,7 @@ cuda_attribute (struct cuda_device *dev, int attr, const char *what,
     {
       char msg[128];
       snprintf (msg, sizeof msg, "cannot read its %s", what);
-      cuda_call_error (dev, msg, "cuDeviceGetAttribute", r);
+      ok_dev_call_error (&dev->base, msg, "cuDeviceGetAttribute", r);
       return false;
     }
   return true;
@@ -167,43 +138,29 @@ cuda_destroy_locks (struct cuda_device *dev)
 {
   for (int i = 0; i < CUDA_STAGING_SLOTS; i++)
     pthread_mutex_destroy (&dev->staging[i].lock);
-  ok_completion_destroy (&dev->async);
-  ok_image_list_destroy (&dev->images);
-  pthread_mutex_destroy (&dev->stack_lock);
   pthread_mutex_destroy (&dev->stream_lock);
 }
 
-static void *
-cuda_init_device (int local, int ord)
+static bool
+cuda_init_device (struct ok_device *d)
 {
-  struct cuda_device *dev = calloc (1, sizeof *dev);
-  if (dev == NULL)
-    {
-      GOMP_PLUGIN_error ("offloadkit-%s: device %d: out of memory",
-			 ok_plugin.name, ord);
-      return NULL;
-    }
-  dev->local = local;
-  dev->ord = ord;
-  snprintf (dev->label, sizeof dev->label, "device %d", ord);
+  struct cuda_device *dev = cuda_dev (d);
   pthread_mutex_init (&dev->stream_lock, NULL);
-  pthread_mutex_init (&dev->stack_lock, NULL);
-  ok_image_list_init (&dev->images);
-  cuda_async_init (dev);
   for (int i = 0; i < CUDA_STAGING_SLOTS; i++)
     pthread_mutex_init (&dev->staging[i].lock, NULL);
+  cuda_stacks_init (dev);
 
-  CUresult r = ok_cuda.cuDeviceGet (&dev->handle, local);
+  CUresult r = ok_cuda.cuDeviceGet (&dev->handle, d->local);
   if (r != CUDA_SUCCESS)
     {
-      cuda_call_error (dev, "cannot open the device", "cuDeviceGet", r);
+      ok_dev_call_error (d, "cannot open the device", "cuDeviceGet", r);
       goto fail;
     }
   r = ok_cuda.cuDeviceGetName (dev->name, (int) sizeof dev->name - 1,
 			       dev->handle);
   if (r != CUDA_SUCCESS)
     {
-      cuda_call_error (dev, "cannot read its name", "cuDeviceGetName", r);
+      ok_dev_call_error (d, "cannot read its name", "cuDeviceGetName", r);
       goto fail;
     }
   dev->name[sizeof dev->name - 1] = '\0';
@@ -213,8 +170,8 @@ cuda_init_device (int local, int ord)
 			  "compute capability", &dev->cc_minor))
     goto fail;
   dev->sm = dev->cc_major * 10 + dev->cc_minor;
-  snprintf (dev->label, sizeof dev->label, "device %d (%s, sm_%d)", ord,
-	    dev->name, dev->sm);
+  ok_device_set_label (d, "device %d (%s, sm_%d)", d->ord, dev->name,
+		       dev->sm);
   if (!cuda_attribute (dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
 		       "multiprocessor count", &dev->num_sms)
       || !cuda_attribute (dev,
@@ -229,16 +186,16 @@ cuda_init_device (int local, int ord)
   r = ok_cuda.cuDeviceTotalMem (&dev->total_mem, dev->handle);
   if (r != CUDA_SUCCESS)
     {
-      cuda_call_error (dev, "cannot read its memory size",
-		       "cuDeviceTotalMem", r);
+      ok_dev_call_error (d, "cannot read its memory size",
+			 "cuDeviceTotalMem", r);
       goto fail;
     }
 
   r = ok_cuda.cuDevicePrimaryCtxRetain (&dev->ctx, dev->handle);
   if (r != CUDA_SUCCESS)
     {
-      cuda_call_error (dev, "cannot retain its primary context",
-		       "cuDevicePrimaryCtxRetain", r);
+      ok_dev_call_error (d, "cannot retain its primary context",
+			 "cuDevicePrimaryCtxRetain", r);
       goto fail;
     }
   if (!cuda_enter (dev))
@@ -248,77 +205,72 @@ cuda_init_device (int local, int ord)
 
   OK_DEBUG ("%s: CUDA device %d, compute capability %d.%d, %d SMs,"
 	    " %d registers per SM, %d threads per block at most, %d kHz,"
-	    " %zu MiB", dev->label, local, dev->cc_major, dev->cc_minor,
+	    " %zu MiB", d->label, d->local, dev->cc_major, dev->cc_minor,
 	    dev->num_sms, dev->regs_per_sm, dev->max_threads_per_block,
 	    dev->clock_khz, dev->total_mem >> 20);
-  return dev;
+  return true;
 
  fail_release:
   ok_cuda.cuDevicePrimaryCtxRelease (dev->handle);
  fail:
+  ok_scratch_fini (d, &dev->stacks);
   cuda_destroy_locks (dev);
-  free (dev);
-  return NULL;
+  return false;
+}
+
+/* Finalisation runs with DEV's context pushed, and restores the thread's
+   own after (cuda_fini_device): the primary context is released.  */
+static bool
+cuda_fini_enter (struct ok_device *d)
+{
+  struct cuda_device *dev = cuda_dev (d);
+  CUresult r = ok_cuda.cuCtxPushCurrent (dev->ctx);
+  dev->pushed = r == CUDA_SUCCESS;
+  if (r == CUDA_ERROR_DEINITIALIZED)
+    return false;
+  ok_dev_teardown_ok (d, r, "make its context current", "cuCtxPushCurrent");
+  return true;
 }
 
 static bool
-cuda_fini_device (void *d)
+cuda_fini_device (struct ok_device *d)
 {
-  struct cuda_device *dev = d;
-
-  /* Run with DEV's context pushed, and restore the thread's own after:
-     the primary context is released below.  */
-  CUresult r = ok_cuda.cuCtxPushCurrent (dev->ctx);
-  if (r == CUDA_ERROR_DEINITIALIZED)
-    {
-      /* The driver has already shut down (the process is exiting and its
-	 own exit handlers ran first): it has taken everything with it.  */
-      OK_DEBUG ("%s: the CUDA driver is already shut down", dev->label);
-      return true;
-    }
-  if (r != CUDA_SUCCESS && cuda_teardown_reportable (dev, r))
-    cuda_call_error (dev, "cannot make its context current",
-		     "cuCtxPushCurrent", r);
-
-  if (!ok_completion_fini (&dev->async))
-    {
-      /* Called from the completion thread, by exit: the program ends
-	 while this thread is in the middle of its work.  */
-      OK_DEBUG ("%s: left running: the program exits from a completion",
-		dev->label);
-      return true;
-    }
-  bool ok = cuda_unload_all (dev);
-  ok &= cuda_memory_fini (dev);
-  ok &= cuda_stacks_free (dev);
+  struct cuda_device *dev = cuda_dev (d);
+  bool ok = cuda_memory_fini (dev);
+  ok &= ok_scratch_fini (d, &dev->stacks);
   ok &= cuda_streams_fini (dev);
-
-  if (r == CUDA_SUCCESS)
+  if (dev->pushed)
     {
       CUcontext popped;
       ok_cuda.cuCtxPopCurrent (&popped);
     }
-  ok &= cuda_teardown_ok (dev, ok_cuda.cuDevicePrimaryCtxRelease (dev->handle),
-			  "release its primary context",
-			  "cuDevicePrimaryCtxRelease");
+  ok &= ok_dev_teardown_ok (d, ok_cuda.cuDevicePrimaryCtxRelease (dev->handle),
+			    "release its primary context",
+			    "cuDevicePrimaryCtxRelease");
   cuda_destroy_locks (dev);
-  free (dev);
   return ok;
 }
 
 const struct ok_backend ok_backend_cuda = {
   .name = "cuda",
+  .device_size = sizeof (struct cuda_device),
+  .job_size = sizeof (struct cuda_job),
   .probe = cuda_probe,
   .init_device = cuda_init_device,
+  .fini_enter = cuda_fini_enter,
   .fini_device = cuda_fini_device,
   .load_image = cuda_load_image,
   .unload_image = cuda_unload_image,
   .load_gcc_image = cuda_load_gcc_image,
-  .alloc = cuda_alloc,
-  .free = cuda_free,
+  .raw_alloc = cuda_raw_alloc,
+  .raw_free = cuda_raw_free,
+  .pool_env = "OFFLOADKIT_CUDA_POOL_MAX",
   .host2dev = cuda_host2dev,
   .dev2host = cuda_dev2host,
   .dev2dev = cuda_dev2dev,
-  .run = cuda_run,
-  .async_run = cuda_async_run,
+  .launch = cuda_launch,
+  .finish = cuda_finish,
+  .describe_result = cuda_describe_result,
+  .result_unknown = "CUDA error %d",
+  .teardown_quiet = cuda_teardown_quiet,
 };

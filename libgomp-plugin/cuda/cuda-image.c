@@ -24,7 +24,6 @@
 #include "desc-check.h"
 #include "elf-image.h"
 #include "gcc-nvptx-image.h"
-#include "trace.h"
 
 /* e_machine of CUDA ELF objects.  */
 #define CUDA_EM_CUDA 190
@@ -94,7 +93,7 @@ cuda_ptx_check (const struct cuda_device *dev, const char *code, size_t len,
   if (*sm > dev->sm)
     {
       snprintf (err, errlen, "PTX for sm_%d, device %d is sm_%d (module %u"
-		" of %u)", *sm, dev->ord, dev->sm, i + 1, n);
+		" of %u)", *sm, dev->base.ord, dev->sm, i + 1, n);
       return false;
     }
   return true;
@@ -195,10 +194,10 @@ cuda_no_image_error (const struct cuda_device *dev,
       }
   if (ncubins == 0)
     snprintf (err, errlen, "device %d is sm_%d; the image has no cubin and"
-	      " no PTX", dev->ord, dev->sm);
+	      " no PTX", dev->base.ord, dev->sm);
   else
     snprintf (err, errlen, "device %d is sm_%d; the image has cubin%s for %s"
-	      " and no PTX", dev->ord, dev->sm, ncubins == 1 ? "" : "s",
+	      " and no PTX", dev->base.ord, dev->sm, ncubins == 1 ? "" : "s",
 	      archs);
 }
 
@@ -224,7 +223,7 @@ cuda_jit_link (struct cuda_device *dev, const struct ok_gcc_ptx_obj *mods,
   char *info = calloc (2, CUDA_JIT_LOG);
   if (info == NULL)
     {
-      cuda_dev_error (dev, "out of memory");
+      ok_dev_error (&dev->base, "out of memory");
       return false;
     }
   char *elog = info + CUDA_JIT_LOG;
@@ -244,7 +243,7 @@ cuda_jit_link (struct cuda_device *dev, const struct ok_gcc_ptx_obj *mods,
 				     &link);
   if (r != CUDA_SUCCESS)
     {
-      cuda_call_error (dev, "cannot start the JIT linker", "cuLinkCreate", r);
+      ok_dev_call_error (&dev->base, "cannot start the JIT linker", "cuLinkCreate", r);
       goto out;
     }
   for (unsigned i = 0; i < n; i++)
@@ -257,7 +256,7 @@ cuda_jit_link (struct cuda_device *dev, const struct ok_gcc_ptx_obj *mods,
       if (r != CUDA_SUCCESS)
 	{
 	  char err[OK_CUDA_ERRLEN];
-	  cuda_dev_error (dev, "cannot JIT-compile PTX module %u of %u for"
+	  ok_dev_error (&dev->base, "cannot JIT-compile PTX module %u of %u for"
 			  " sm_%d: cuLinkAddData: %s; JIT log: %s", i + 1, n,
 			  dev->sm, ok_cuda_result (r, err, sizeof err),
 			  cuda_log (elog));
@@ -271,7 +270,7 @@ cuda_jit_link (struct cuda_device *dev, const struct ok_gcc_ptx_obj *mods,
   if (r != CUDA_SUCCESS)
     {
       char err[OK_CUDA_ERRLEN];
-      cuda_dev_error (dev, "cannot JIT-link %u PTX module%s for sm_%d:"
+      ok_dev_error (&dev->base, "cannot JIT-link %u PTX module%s for sm_%d:"
 		      " cuLinkComplete: %s; JIT log: %s", n, n == 1 ? "" : "s",
 		      dev->sm, ok_cuda_result (r, err, sizeof err),
 		      cuda_log (elog));
@@ -279,12 +278,12 @@ cuda_jit_link (struct cuda_device *dev, const struct ok_gcc_ptx_obj *mods,
       goto out;
     }
   OK_DEBUG ("%s: JIT-linked %u PTX module%s into %zu bytes; log: %s",
-	    dev->label, n, n == 1 ? "" : "s", cubin_size, cuda_log (info));
+	    dev->base.label, n, n == 1 ? "" : "s", cubin_size, cuda_log (info));
   /* The linked cubin belongs to the link state: load it first.  */
   r = ok_cuda.cuModuleLoadData (module, cubin);
   ok_cuda.cuLinkDestroy (link);
   if (r != CUDA_SUCCESS)
-    cuda_call_error (dev, "cannot load the JIT-linked module",
+    ok_dev_call_error (&dev->base, "cannot load the JIT-linked module",
 		     "cuModuleLoadData", r);
   else
     ok = true;
@@ -313,7 +312,7 @@ cuda_resolve_kernels (struct cuda_device *dev, struct cuda_image *img,
   img->kernels = calloc (n ? n : 1, sizeof *img->kernels);
   if (img->kernels == NULL)
     {
-      cuda_dev_error (dev, "out of memory");
+      ok_dev_error (&dev->base, "out of memory");
       return false;
     }
   for (size_t i = 0; i < n; i++)
@@ -323,7 +322,7 @@ cuda_resolve_kernels (struct cuda_device *dev, struct cuda_image *img,
 	= *(const char *const *) ((const char *) names + i * stride);
       if (name == NULL)
 	{
-	  cuda_dev_error (dev, "cannot load offload image: function %zu of %zu"
+	  ok_dev_error (&dev->base, "cannot load offload image: function %zu of %zu"
 			  " has no name in the descriptor", i + 1, n);
 	  return false;
 	}
@@ -331,7 +330,7 @@ cuda_resolve_kernels (struct cuda_device *dev, struct cuda_image *img,
       k->name = strdup (name);
       if (k->name == NULL)
 	{
-	  cuda_dev_error (dev, "out of memory");
+	  ok_dev_error (&dev->base, "out of memory");
 	  return false;
 	}
       CUresult r = ok_cuda.cuModuleGetFunction (&k->fn, img->module, name);
@@ -351,11 +350,11 @@ cuda_resolve_kernels (struct cuda_device *dev, struct cuda_image *img,
 	  char what[256];
 	  snprintf (what, sizeof what, "cannot load offload image: kernel"
 		    " '%s'", name);
-	  cuda_call_error (dev, what, call, r);
+	  ok_dev_call_error (&dev->base, what, call, r);
 	  return false;
 	}
       OK_DEBUG ("%s: kernel '%s': %d registers per thread, %d threads per"
-		" block at most", dev->label, k->name, k->regs_per_thread,
+		" block at most", dev->base.label, k->name, k->regs_per_thread,
 		k->max_threads_per_block);
       table[i].start = (uintptr_t) k;
       table[i].end = table[i].start + 1;
@@ -376,7 +375,7 @@ cuda_global (struct cuda_device *dev, CUmodule module, const char *name,
       char what[256];
       snprintf (what, sizeof what, "cannot load offload image: variable"
 		" '%s'", name);
-      cuda_call_error (dev, what, "cuModuleGetGlobal", r);
+      ok_dev_call_error (&dev->base, what, "cuModuleGetGlobal", r);
       return false;
     }
   entry->start = (uintptr_t) p;
@@ -403,7 +402,7 @@ cuda_image_extras (struct cuda_device *dev, CUmodule module,
     devnum->start = devnum->end = 0;
   else
     {
-      cuda_call_error (dev, "cannot load offload image: variable '"
+      ok_dev_call_error (&dev->base, "cannot load offload image: variable '"
 		       OK_GOMP_DEVICE_NUM_VAR "'", "cuModuleGetGlobal", r);
       return false;
     }
@@ -412,27 +411,21 @@ cuda_image_extras (struct cuda_device *dev, CUmodule module,
   if (r == CUDA_SUCCESS && bytes == sizeof (double) && dev->clock_khz > 0)
     {
       double tick = 1e-3 / dev->clock_khz;
-      if (!cuda_host2dev (dev, (void *) (uintptr_t) p, &tick, sizeof tick))
+      if (!cuda_host2dev (&dev->base, (void *) (uintptr_t) p, &tick,
+			  sizeof tick))
 	return false;
     }
   else if (r == CUDA_SUCCESS)
     OK_DEBUG ("%s: " CUDA_CLOCKTICK_VAR " has %zu bytes; not set",
-	      dev->label, bytes);
+	      dev->base.label, bytes);
   else if (r != CUDA_ERROR_NOT_FOUND)
     {
       /* omp_get_wtime on the device would answer 0.  */
-      cuda_call_error (dev, "cannot load offload image: variable '"
+      ok_dev_call_error (&dev->base, "cannot load offload image: variable '"
 		       CUDA_CLOCKTICK_VAR "'", "cuModuleGetGlobal", r);
       return false;
     }
   return true;
-}
-
-/* Record IMG as loaded on DEV.  */
-static void
-cuda_image_add (struct cuda_device *dev, struct cuda_image *img)
-{
-  ok_image_list_add (&dev->images, &img->node);
 }
 
 /* Undo a partly done load.  */
@@ -445,15 +438,14 @@ cuda_image_abandon (struct cuda_image *img)
 }
 
 bool
-cuda_load_image (void *d, const struct ok_image_req *req, void **handle)
+cuda_load_image (struct ok_device *d, struct ok_image_req *req,
+		 void **handle)
 {
-  struct cuda_device *dev = d;
-  uint64_t start = ok_trace_on () ? ok_trace_now () : 0;
+  struct cuda_device *dev = cuda_dev (d);
   if (!cuda_enter (dev))
     return false;
 
   char err[512];
-  char what[64];
   const struct ok_tgt_desc *tgt = cuda_pick_cubin (dev, req);
   struct ok_gcc_ptx_obj *mods = NULL;
   unsigned nmods = 0;
@@ -463,11 +455,12 @@ cuda_load_image (void *d, const struct ok_image_req *req, void **handle)
 			     (size_t) (tgt->image_end - tgt->image_start),
 			     tgt->arch, err, sizeof err))
 	{
-	  cuda_dev_error (dev, "cannot load offload image: %s", err);
+	  ok_dev_error (&dev->base, "cannot load offload image: %s", err);
 	  return false;
 	}
-      snprintf (what, sizeof what, "cubin sm_%u", (unsigned) tgt->arch);
-      OK_DEBUG ("%s: loading the cubin for sm_%u (%zu bytes)", dev->label,
+      snprintf (req->what, sizeof req->what, "cubin sm_%u",
+		(unsigned) tgt->arch);
+      OK_DEBUG ("%s: loading the cubin for sm_%u (%zu bytes)", dev->base.label,
 		(unsigned) tgt->arch,
 		(size_t) (tgt->image_end - tgt->image_start));
     }
@@ -492,19 +485,20 @@ cuda_load_image (void *d, const struct ok_image_req *req, void **handle)
 	{
 	  if (!seen)
 	    cuda_no_image_error (dev, req, err, sizeof err);
-	  cuda_dev_error (dev, "cannot load offload image: %s", err);
+	  ok_dev_error (&dev->base, "cannot load offload image: %s", err);
 	  return false;
 	}
-      snprintf (what, sizeof what, "PTX JIT-linked for sm_%d", dev->sm);
+      snprintf (req->what, sizeof req->what, "PTX JIT-linked for sm_%d",
+		dev->sm);
       OK_DEBUG ("%s: no cubin for sm_%d: JIT-linking %u PTX module%s",
-		dev->label, dev->sm, nmods, nmods == 1 ? "" : "s");
+		dev->base.label, dev->sm, nmods, nmods == 1 ? "" : "s");
     }
 
   struct cuda_image *img = calloc (1, sizeof *img);
   if (img == NULL)
     {
       free (mods);
-      cuda_dev_error (dev, "out of memory");
+      ok_dev_error (&dev->base, "out of memory");
       return false;
     }
   bool ok;
@@ -525,7 +519,7 @@ cuda_load_image (void *d, const struct ok_image_req *req, void **handle)
 	  char msg[96];
 	  snprintf (msg, sizeof msg, "cannot load the cubin for sm_%u",
 		    (unsigned) tgt->arch);
-	  cuda_call_error (dev, msg, "cuModuleLoadData", r);
+	  ok_dev_call_error (&dev->base, msg, "cuModuleLoadData", r);
 	}
     }
   ok = ok && cuda_resolve_kernels (dev, img, tgt->func_names,
@@ -547,11 +541,11 @@ cuda_load_image (void *d, const struct ok_image_req *req, void **handle)
       if (device != host)
 	{
 	  if (link)
-	    cuda_dev_error (dev, "cannot load offload image: link variable"
+	    ok_dev_error (&dev->base, "cannot load offload image: link variable"
 			    " '%s' has %zu bytes on the device, expected a"
 			    " pointer (%zu)", name, device, host);
 	  else
-	    cuda_dev_error (dev, "cannot load offload image: variable '%s' has"
+	    ok_dev_error (&dev->base, "cannot load offload image: variable '%s' has"
 			    " %zu bytes on the device, %zu on the host", name,
 			    device, host);
 	  ok = false;
@@ -564,11 +558,7 @@ cuda_load_image (void *d, const struct ok_image_req *req, void **handle)
       cuda_image_abandon (img);
       return false;
     }
-  cuda_image_add (dev, img);
   *handle = img;
-  if (ok_trace_on ())
-    ok_trace_image (dev->ord, "cuda", what, req->num_funcs, req->num_vars,
-		    start, ok_trace_now ());
   return true;
 }
 
@@ -631,35 +621,33 @@ cuda_gcc_check (const struct cuda_device *dev,
   return true;
 }
 
-int
-cuda_load_gcc_image (void *d, unsigned version, const void *target_data,
-		     struct ok_addr_pair **table, void **handle)
+bool
+cuda_load_gcc_image (struct ok_device *d, struct ok_gcc_image_req *req,
+		     void **handle)
 {
-  (void) version;
-  struct cuda_device *dev = d;
-  const struct ok_gcc_nvptx_data *data = target_data;
-  uint64_t start = ok_trace_on () ? ok_trace_now () : 0;
+  struct cuda_device *dev = cuda_dev (d);
+  const struct ok_gcc_nvptx_data *data = req->target_data;
   char err[512];
   if (!cuda_gcc_check (dev, data, err, sizeof err))
     {
-      cuda_dev_error (dev, "cannot load offload image built by GCC's"
-		      " mkoffload: %s", err);
-      return -1;
+      ok_dev_error (d, "cannot load offload image built by GCC's mkoffload:"
+		    " %s", err);
+      return false;
     }
   if (!cuda_enter (dev))
-    return -1;
+    return false;
 
   size_t count = (size_t) data->fn_num + data->var_num + 1;
   struct ok_addr_pair *tab = GOMP_PLUGIN_malloc_cleared (count * sizeof *tab);
   struct cuda_image *img = calloc (1, sizeof *img);
   if (img == NULL)
     {
-      cuda_dev_error (dev, "out of memory");
+      ok_dev_error (d, "out of memory");
       free (tab);
-      return -1;
+      return false;
     }
   OK_DEBUG ("%s: GCC-format image: JIT-linking %u PTX module%s",
-	    dev->label, data->ptx_num, data->ptx_num == 1 ? "" : "s");
+	    d->label, data->ptx_num, data->ptx_num == 1 ? "" : "s");
 
   /* cuda_gcc_check has checked the modules and names in place.  */
   bool ok = cuda_jit_link (dev, data->ptx_objs, data->ptx_num, &img->module);
@@ -676,57 +664,29 @@ cuda_load_gcc_image (void *d, unsigned version, const void *target_data,
     {
       cuda_image_abandon (img);
       free (tab);
-      return -1;
+      return false;
     }
-  cuda_image_add (dev, img);
   *handle = img;
-  *table = tab;
-  if (ok_trace_on ())
-    {
-      char what[64];
-      snprintf (what, sizeof what, "GCC PTX JIT-linked for sm_%d", dev->sm);
-      ok_trace_image (dev->ord, "cuda", what, data->fn_num, data->var_num,
-		      start, ok_trace_now ());
-    }
-  return (int) count;
-}
-
-/* Unload IMG, which is no longer on DEV's list.  */
-static bool
-cuda_image_unload (struct cuda_device *dev, struct cuda_image *img)
-{
-  CUresult r = ok_cuda.cuModuleUnload (img->module);
-  cuda_image_free (img);
-  return cuda_teardown_ok (dev, r, "unload an offload image",
-			   "cuModuleUnload");
+  req->table = tab;
+  req->count = count;
+  req->num_funcs = data->fn_num;
+  req->num_vars = data->var_num;
+  snprintf (req->what, sizeof req->what, "GCC PTX JIT-linked for sm_%d",
+	    dev->sm);
+  return true;
 }
 
 bool
-cuda_unload_image (void *d, void *handle)
+cuda_unload_image (struct ok_device *d, void *handle)
 {
-  struct cuda_device *dev = d;
+  struct cuda_device *dev = cuda_dev (d);
   struct cuda_image *img = handle;
-  /* Its kernels may still run in target nowait regions.  */
-  ok_completion_drain (&dev->async);
-  /* Still listed when the context cannot be entered: fini_device then
-     unloads it.  */
+  /* Leaks the module when the context cannot be entered: a driver that
+     cannot do that cannot unload it either.  */
   if (!cuda_enter (dev))
     return false;
-  ok_image_list_remove (&dev->images, &img->node);
-  return cuda_image_unload (dev, img);
-}
-
-bool
-cuda_unload_all (struct cuda_device *dev)
-{
-  struct cuda_image *list
-    = (struct cuda_image *) ok_image_list_take_all (&dev->images);
-  bool ok = true;
-  while (list != NULL)
-    {
-      struct cuda_image *next = (struct cuda_image *) list->node.next;
-      ok &= cuda_image_unload (dev, list);
-      list = next;
-    }
-  return ok;
+  CUresult r = ok_cuda.cuModuleUnload (img->module);
+  cuda_image_free (img);
+  return ok_dev_teardown_ok (d, r, "unload an offload image",
+			     "cuModuleUnload");
 }

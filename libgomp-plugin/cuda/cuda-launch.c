@@ -19,10 +19,9 @@
    slow; a launch takes a free block that is large enough, or allocates
    one, and gives it back when the kernel has finished.
 
-   Each launch goes to a stream of the device's pool.  run waits for it;
-   async_run hands it to the device's completion thread, which waits for
-   launches in order and tells libgomp through
-   GOMP_PLUGIN_target_task_completion.  */
+   Each launch goes to a stream of the device's pool; cuda_finish waits
+   for it (for a target nowait region, on the core's completion thread)
+   and gives back its stream and stacks.  */
 
 #include <errno.h>
 #include <stdio.h>
@@ -30,10 +29,6 @@
 #include <string.h>
 
 #include "cuda-internal.h"
-#include "trace.h"
-
-/* Free stack blocks kept per device; more are freed, smallest first.  */
-#define CUDA_STACK_CACHE 4
 
 /* Geometry.  */
 
@@ -73,102 +68,28 @@ cuda_bounds (const struct cuda_device *dev, const struct cuda_kernel *k,
   block[2] = 1;
 }
 
-/* Soft stacks.  */
+/* Soft stacks, kept for reuse (scratch.h).  */
 
-static struct cuda_stack *
-cuda_stack_take (struct cuda_device *dev, const struct cuda_kernel *k,
-		 size_t size)
+static void *
+cuda_stack_alloc (struct ok_device *d, size_t size, const char *kernel)
 {
-  pthread_mutex_lock (&dev->stack_lock);
-  struct cuda_stack **best = NULL;
-  for (struct cuda_stack **p = &dev->free_stacks; *p != NULL;
-       p = &(*p)->next)
-    if ((*p)->size >= size && (best == NULL || (*p)->size < (*best)->size))
-      best = p;
-  struct cuda_stack *s = NULL;
-  if (best != NULL)
-    {
-      s = *best;
-      *best = s->next;
-    }
-  pthread_mutex_unlock (&dev->stack_lock);
-  if (s != NULL)
-    return s;
-
-  s = malloc (sizeof *s);
-  if (s == NULL)
-    {
-      cuda_dev_error (dev, "out of memory");
-      return NULL;
-    }
-  s->size = size;
-  s->next = NULL;
-  CUresult r = ok_cuda.cuMemAlloc (&s->ptr, size);
-  if (r == CUDA_ERROR_OUT_OF_MEMORY)
-    {
-      /* The cached blocks are all too small; make room and try again.  */
-      OK_DEBUG ("%s: out of memory for %zu bytes of stacks; freeing cached"
-		" stacks", dev->label, size);
-      if (cuda_stacks_free (dev))
-	r = ok_cuda.cuMemAlloc (&s->ptr, size);
-    }
-  if (r != CUDA_SUCCESS)
-    {
-      char what[256];
-      snprintf (what, sizeof what, "cannot allocate %zu bytes of soft stacks"
-		" for kernel '%s'", size, k->name);
-      cuda_call_error (dev, what, "cuMemAlloc", r);
-      free (s);
-      return NULL;
-    }
-  return s;
+  char what[160];
+  snprintf (what, sizeof what, "soft stacks for kernel '%.120s'", kernel);
+  return cuda_mem_alloc (cuda_dev (d), size, what);
 }
 
-static void
-cuda_stack_give (struct cuda_device *dev, struct cuda_stack *s)
+static bool
+cuda_stack_free (struct ok_device *d, void *ptr)
 {
-  pthread_mutex_lock (&dev->stack_lock);
-  s->next = dev->free_stacks;
-  dev->free_stacks = s;
-  /* Keep a few, dropping the smallest: the largest serve any launch.  */
-  size_t n = 0;
-  struct cuda_stack **smallest = NULL;
-  for (struct cuda_stack **p = &dev->free_stacks; *p != NULL;
-       p = &(*p)->next, n++)
-    if (smallest == NULL || (*p)->size < (*smallest)->size)
-      smallest = p;
-  struct cuda_stack *drop = NULL;
-  if (n > CUDA_STACK_CACHE)
-    {
-      drop = *smallest;
-      *smallest = drop->next;
-    }
-  pthread_mutex_unlock (&dev->stack_lock);
-  if (drop != NULL)
-    {
-      cuda_teardown_ok (dev, ok_cuda.cuMemFree (drop->ptr),
-			"free soft stacks", "cuMemFree");
-      free (drop);
-    }
+  return ok_dev_teardown_ok (d, ok_cuda.cuMemFree ((CUdeviceptr) (uintptr_t)
+						   ptr),
+			     "free soft stacks", "cuMemFree");
 }
 
-bool
-cuda_stacks_free (struct cuda_device *dev)
+void
+cuda_stacks_init (struct cuda_device *dev)
 {
-  pthread_mutex_lock (&dev->stack_lock);
-  struct cuda_stack *list = dev->free_stacks;
-  dev->free_stacks = NULL;
-  pthread_mutex_unlock (&dev->stack_lock);
-  bool ok = true;
-  while (list != NULL)
-    {
-      struct cuda_stack *next = list->next;
-      ok &= cuda_teardown_ok (dev, ok_cuda.cuMemFree (list->ptr),
-			      "free soft stacks", "cuMemFree");
-      free (list);
-      list = next;
-    }
-  return ok;
+  ok_scratch_init (&dev->stacks, cuda_stack_alloc, cuda_stack_free);
 }
 
 /* Launches.  */
@@ -183,9 +104,8 @@ cuda_kernel_error (struct cuda_device *dev, const struct cuda_kernel *k,
      with this result and no other sign of why; GCC's plugin says so too.  */
   const char *hint = (r == CUDA_ERROR_LAUNCH_FAILED
 		      ? " (perhaps abort was called)" : "");
-  GOMP_PLUGIN_error ("offloadkit-%s: kernel '%s' on device %d failed: %s:"
-		     " %s%s", ok_plugin.name, k->name, dev->ord, call,
-		     ok_cuda_result (r, err, sizeof err), hint);
+  ok_error ("kernel '%s' on device %d failed: %s: %s%s", k->name,
+	    dev->base.ord, call, ok_cuda_result (r, err, sizeof err), hint);
 }
 
 /* Give back what JOB's launch held.  */
@@ -193,51 +113,51 @@ static void
 cuda_job_release (struct cuda_device *dev, struct cuda_job *job)
 {
   cuda_stream_give (dev, job->stream);
-  cuda_stack_give (dev, job->stack);
+  ok_scratch_give (&dev->base, &dev->stacks, job->stack);
 }
 
-/* Launch kernel FN with TGT_VARS as LAUNCH says, filling JOB.  */
-static bool
-cuda_start (struct cuda_device *dev, void *fn, void *tgt_vars,
-	    const struct ok_launch *launch, bool async, struct cuda_job *job)
+bool
+cuda_launch (struct ok_device *d, void *fn, void *tgt_vars,
+	     const struct ok_launch *launch, struct ok_job *j)
 {
+  struct cuda_device *dev = cuda_dev (d);
+  struct cuda_job *job = (struct cuda_job *) j;
   const struct cuda_kernel *k = fn;
   if (k == NULL)
     {
-      cuda_dev_error (dev, "no kernel to run");
+      ok_dev_error (d, "no kernel to run");
       return false;
     }
   if (!cuda_enter (dev))
     return false;
 
   job->kernel = k;
-  cuda_bounds (dev, k, launch, job->grid, job->block);
-  size_t stack_bytes = (size_t) job->grid[0] * job->block[1]
+  j->kernel = k->name;
+  cuda_bounds (dev, k, launch, j->grid, j->block);
+  size_t stack_bytes = (size_t) j->grid[0] * j->block[1]
 		       * CUDA_STACK_PER_WARP;
-  job->stack = cuda_stack_take (dev, k, stack_bytes);
+  job->stack = ok_scratch_take (d, &dev->stacks, stack_bytes, k->name);
   if (job->stack == NULL)
     return false;
   if (!cuda_stream_take (dev, &job->stream))
     {
-      cuda_stack_give (dev, job->stack);
+      ok_scratch_give (d, &dev->stacks, job->stack);
       return false;
     }
 
   uint64_t arg_vars = (uint64_t) (uintptr_t) tgt_vars;
-  uint64_t arg_stacks = (uint64_t) job->stack->ptr;
+  uint64_t arg_stacks = (uint64_t) (uintptr_t) job->stack->ptr;
   uint64_t arg_stack_size = CUDA_STACK_PER_WARP;
   void *params[] = { &arg_vars, &arg_stacks, &arg_stack_size };
 
-  OK_DEBUG ("%s: %s kernel '%s': grid (%u, 1, 1), block (32, %u, 1),"
+  OK_DEBUG ("%s: start kernel '%s': grid (%u, 1, 1), block (32, %u, 1),"
 	    " %d registers per thread, %zu bytes of stacks at %#llx",
-	    dev->label, async ? "start" : "run", k->name, job->grid[0],
-	    job->block[1], k->regs_per_thread, stack_bytes,
-	    (unsigned long long) job->stack->ptr);
-  job->start = ok_trace_on () ? ok_trace_now () : 0;
-  CUresult r = ok_cuda.cuLaunchKernel (k->fn, job->grid[0], job->grid[1],
-				       job->grid[2], job->block[0],
-				       job->block[1], job->block[2], 0,
-				       job->stream, params, NULL);
+	    d->label, k->name, j->grid[0], j->block[1], k->regs_per_thread,
+	    stack_bytes, (unsigned long long) (uintptr_t) job->stack->ptr);
+  CUresult r = ok_cuda.cuLaunchKernel (k->fn, j->grid[0], j->grid[1],
+				       j->grid[2], j->block[0], j->block[1],
+				       j->block[2], 0, job->stream, params,
+				       NULL);
   if (r != CUDA_SUCCESS)
     {
       cuda_kernel_error (dev, k, "cuLaunchKernel", r);
@@ -248,99 +168,20 @@ cuda_start (struct cuda_device *dev, void *fn, void *tgt_vars,
 }
 
 bool
-cuda_run (void *d, void *fn, void *tgt_vars, const struct ok_launch *launch)
+cuda_finish (struct ok_device *d, struct ok_job *j)
 {
-  struct cuda_device *dev = d;
-  struct cuda_job job;
-  if (!cuda_start (dev, fn, tgt_vars, launch, false, &job))
+  struct cuda_device *dev = cuda_dev (d);
+  struct cuda_job *job = (struct cuda_job *) j;
+  /* The completion thread makes the context current at its first job.  */
+  if (!cuda_enter (dev))
     return false;
-  CUresult r = ok_cuda.cuStreamSynchronize (job.stream);
-  if (r != CUDA_SUCCESS)
-    {
-      /* A kernel that faults takes the context down with it.  */
-      cuda_kernel_error (dev, job.kernel, "cuStreamSynchronize", r);
-      cuda_mark_broken (dev);
-    }
-  if (ok_trace_on ())
-    ok_trace_launch (dev->ord, "cuda", job.kernel->name, job.grid, job.block,
-		     false, job.start, ok_trace_now ());
-  cuda_job_release (dev, &job);
-  return r == CUDA_SUCCESS;
-}
-
-/* The completion thread's first step: the context current.  */
-static void
-cuda_completion_enter (void *d)
-{
-  struct cuda_device *dev = d;
-  CUresult r = ok_cuda.cuCtxSetCurrent (dev->ctx);
-  if (r != CUDA_SUCCESS)
-    {
-      cuda_call_error (dev, "cannot make its context current in the"
-		       " completion thread", "cuCtxSetCurrent", r);
-      GOMP_PLUGIN_fatal ("offloadkit-%s: asynchronous target regions on %s"
-			 " cannot complete", ok_plugin.name, dev->label);
-    }
-}
-
-/* The completion thread waits for asynchronous launches in the order they
-   were started.  */
-static void
-cuda_completion_finish (void *d, struct ok_completion_job *link)
-{
-  struct cuda_device *dev = d;
-  struct cuda_job *job = (struct cuda_job *) link;
   CUresult r = ok_cuda.cuStreamSynchronize (job->stream);
   if (r != CUDA_SUCCESS)
     {
-      /* Nobody can be told but libgomp, which can only stop.  */
-      cuda_mark_broken (dev);
+      /* A kernel that faults takes the context down with it.  */
+      ok_dev_mark_broken (d);
       cuda_kernel_error (dev, job->kernel, "cuStreamSynchronize", r);
-      GOMP_PLUGIN_fatal ("offloadkit-%s: asynchronous target region on %s"
-			 " cannot complete", ok_plugin.name, dev->label);
     }
-  if (ok_trace_on ())
-    ok_trace_launch (dev->ord, "cuda", job->kernel->name, job->grid,
-		     job->block, true, job->start, ok_trace_now ());
   cuda_job_release (dev, job);
-  free (job);
-}
-
-void
-cuda_async_init (struct cuda_device *dev)
-{
-  ok_completion_init (&dev->async, dev, cuda_completion_enter,
-		      cuda_completion_finish);
-}
-
-bool
-cuda_async_run (void *d, void *fn, void *tgt_vars,
-		const struct ok_launch *launch, void *async_data)
-{
-  struct cuda_device *dev = d;
-
-  /* Start the completion thread first: once the kernel is launched there
-     is no going back.  */
-  int err = ok_completion_start (&dev->async);
-  if (err != 0)
-    {
-      cuda_dev_error (dev, "cannot start the completion thread: %s",
-		      strerror (err));
-      return false;
-    }
-
-  struct cuda_job *job = calloc (1, sizeof *job);
-  if (job == NULL)
-    {
-      cuda_dev_error (dev, "out of memory");
-      return false;
-    }
-  if (!cuda_start (dev, fn, tgt_vars, launch, true, job))
-    {
-      free (job);
-      return false;
-    }
-  job->link.async_data = async_data;
-  ok_completion_push (&dev->async, &job->link);
-  return true;
+  return r == CUDA_SUCCESS;
 }

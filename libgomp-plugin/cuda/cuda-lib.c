@@ -20,23 +20,24 @@ struct ok_cuda_api ok_cuda;
    completion threads depend on it, and libgomp never unloads a plugin.  */
 static void *cuda_handle;
 
-const char *
-ok_cuda_result (CUresult r, char *buf, size_t len)
+void
+cuda_describe_result (int code, const char **name, const char **text)
 {
-  const char *name = NULL, *text = NULL;
+  CUresult r = (CUresult) code;
   if (ok_cuda.cuGetErrorName == NULL
-      || ok_cuda.cuGetErrorName (r, &name) != CUDA_SUCCESS)
-    name = NULL;
+      || ok_cuda.cuGetErrorName (r, name) != CUDA_SUCCESS)
+    *name = NULL;
   if (ok_cuda.cuGetErrorString == NULL
-      || ok_cuda.cuGetErrorString (r, &text) != CUDA_SUCCESS)
-    text = NULL;
-  if (name != NULL && text != NULL)
-    snprintf (buf, len, "%s (%s)", name, text);
-  else if (name != NULL)
-    snprintf (buf, len, "%s", name);
-  else
-    snprintf (buf, len, "CUDA error %d", (int) r);
-  return buf;
+      || ok_cuda.cuGetErrorString (r, text) != CUDA_SUCCESS)
+    *text = NULL;
+}
+
+/* At exit the driver may have shut down before libgomp finalises the
+   devices: then every call says so, and nothing is left to free.  */
+bool
+cuda_teardown_quiet (int code)
+{
+  return code == CUDA_ERROR_DEINITIALIZED;
 }
 
 /* The entry points, for ok_dynlib_load.  */
@@ -85,9 +86,8 @@ ok_cuda_load (void)
     }
   if (r != CUDA_SUCCESS)
     {
-      GOMP_PLUGIN_error ("offloadkit-%s: cannot initialise the CUDA driver"
-			 " (%s): cuInit: %s; no CUDA devices", ok_plugin.name,
-			 path, ok_cuda_result (r, err, sizeof err));
+      ok_error ("cannot initialise the CUDA driver (%s): cuInit: %s; no"
+		" CUDA devices", path, ok_cuda_result (r, err, sizeof err));
       memset (&ok_cuda, 0, sizeof ok_cuda);
       dlclose (handle);
       return 0;
@@ -97,9 +97,8 @@ ok_cuda_load (void)
   r = ok_cuda.cuDeviceGetCount (&count);
   if (r != CUDA_SUCCESS)
     {
-      GOMP_PLUGIN_error ("offloadkit-%s: cannot count CUDA devices:"
-			 " cuDeviceGetCount: %s", ok_plugin.name,
-			 ok_cuda_result (r, err, sizeof err));
+      ok_error ("cannot count CUDA devices: cuDeviceGetCount: %s",
+		ok_cuda_result (r, err, sizeof err));
       count = 0;
     }
   if (count < 0)

@@ -1,10 +1,9 @@
 /* Device memory and copies of the CUDA backend.
 
-   Allocations go through the shared small-block pool (mem-pool.h): libgomp
-   allocates and frees device memory for every map clause of every region,
-   and cuMemAlloc / cuMemFree are slow and may synchronise the device.
-   OFFLOADKIT_CUDA_POOL_MAX sets the largest pooled request (bytes; 0
-   turns the pool off).
+   Allocations are cuMemAlloc's, which the core's pool serves small
+   requests from (cuMemAlloc / cuMemFree are slow and may synchronise the
+   device); OFFLOADKIT_CUDA_POOL_MAX sets the largest pooled request
+   (bytes; 0 turns the pool off).
 
    Copies from pageable host memory are slow to start: the driver first
    stages them through pinned memory of its own.  Small copies, up to
@@ -31,13 +30,11 @@
 
 #define CUDA_STAGING_MAX_DEFAULT ((size_t) 256 * 1024)
 
-/* The pool's operations: plain driver allocations.  The caller has made
-   the device's context current.  */
+/* Driver allocations, for the core's pool and for soft stacks.  */
 
-static void *
-cuda_pool_alloc (void *ctx, size_t size)
+void *
+cuda_mem_alloc (struct cuda_device *dev, size_t size, const char *what)
 {
-  struct cuda_device *dev = ctx;
   /* The pool gives out unique addresses for empty requests itself; this
      only keeps the driver from refusing a zero size if it is asked.  */
   size_t n = size == 0 ? 1 : size;
@@ -47,56 +44,51 @@ cuda_pool_alloc (void *ctx, size_t size)
     {
       /* Soft stacks kept for later launches may be what is missing.  */
       OK_DEBUG ("%s: out of memory for %zu bytes; freeing cached stacks",
-		dev->label, size);
-      if (cuda_stacks_free (dev))
+		dev->base.label, size);
+      if (ok_scratch_release (&dev->base, &dev->stacks))
 	r = ok_cuda.cuMemAlloc (&p, n);
     }
   if (r != CUDA_SUCCESS)
     {
-      char what[96];
-      snprintf (what, sizeof what, "cannot allocate %zu bytes", size);
-      cuda_call_error (dev, what, "cuMemAlloc", r);
+      char msg[256];
+      snprintf (msg, sizeof msg, "cannot allocate %zu bytes%s%s", size,
+		what != NULL ? " of " : "", what != NULL ? what : "");
+      ok_dev_call_error (&dev->base, msg, "cuMemAlloc", r);
       return NULL;
     }
   return (void *) (uintptr_t) p;
 }
 
-static bool
-cuda_pool_free (void *ctx, void *ptr)
+void *
+cuda_raw_alloc (struct ok_device *d, size_t size)
 {
-  struct cuda_device *dev = ctx;
-  CUresult r = ok_cuda.cuMemFree ((CUdeviceptr) (uintptr_t) ptr);
-  if (r != CUDA_SUCCESS)
-    {
-      if (cuda_teardown_reportable (dev, r))
-	{
-	  char what[96];
-	  snprintf (what, sizeof what, "cannot free device memory at %p",
-		    ptr);
-	  cuda_call_error (dev, what, "cuMemFree", r);
-	}
-      return false;
-    }
-  return true;
+  struct cuda_device *dev = cuda_dev (d);
+  if (!cuda_enter (dev))
+    return NULL;
+  return cuda_mem_alloc (dev, size, NULL);
 }
 
-static const struct ok_mem_pool_ops cuda_pool_ops = {
-  .alloc = cuda_pool_alloc,
-  .free = cuda_pool_free,
-};
+bool
+cuda_raw_free (struct ok_device *d, void *ptr)
+{
+  if (!cuda_enter (cuda_dev (d)))
+    return false;
+  CUresult r = ok_cuda.cuMemFree ((CUdeviceptr) (uintptr_t) ptr);
+  if (r == CUDA_SUCCESS)
+    return true;
+  char what[96];
+  snprintf (what, sizeof what, "free device memory at %p", ptr);
+  ok_dev_teardown_ok (d, r, what, "cuMemFree");
+  return false;
+}
 
 bool
 cuda_memory_init (struct cuda_device *dev)
 {
-  size_t pool_max;
-  dev->pool = ok_device_pool_new (&cuda_pool_ops, dev,
-				  "OFFLOADKIT_CUDA_POOL_MAX", &pool_max);
-  if (dev->pool == NULL)
-    return false;
   dev->staging_max = ok_env_size ("OFFLOADKIT_CUDA_STAGING_MAX",
 				  CUDA_STAGING_MAX_DEFAULT);
-  OK_DEBUG ("%s: pooling allocations up to %zu bytes, staging copies up to"
-	    " %zu bytes", dev->label, pool_max, dev->staging_max);
+  OK_DEBUG ("%s: staging copies up to %zu bytes", dev->base.label,
+	    dev->staging_max);
   return true;
 }
 
@@ -108,39 +100,17 @@ cuda_memory_fini (struct cuda_device *dev)
     {
       struct cuda_staging *s = &dev->staging[i];
       if (s->buf != NULL)
-	ok &= cuda_teardown_ok (dev, ok_cuda.cuMemFreeHost (s->buf),
-				"free a staging buffer", "cuMemFreeHost");
+	ok &= ok_dev_teardown_ok (&dev->base, ok_cuda.cuMemFreeHost (s->buf),
+				  "free a staging buffer", "cuMemFreeHost");
       if (s->stream != NULL)
-	ok &= cuda_teardown_ok (dev, ok_cuda.cuStreamDestroy (s->stream),
-				"destroy a staging stream", "cuStreamDestroy");
+	ok &= ok_dev_teardown_ok (&dev->base,
+				  ok_cuda.cuStreamDestroy (s->stream),
+				  "destroy a staging stream",
+				  "cuStreamDestroy");
       s->buf = NULL;
       s->stream = NULL;
     }
-  if (dev->pool != NULL)
-    {
-      ok &= (ok_device_pool_destroy (dev->pool, dev->label)
-	     || !cuda_teardown_reportable (dev, CUDA_SUCCESS));
-      dev->pool = NULL;
-    }
   return ok;
-}
-
-void *
-cuda_alloc (void *d, size_t size)
-{
-  struct cuda_device *dev = d;
-  if (!cuda_enter (dev))
-    return NULL;
-  return ok_mem_pool_alloc (dev->pool, size);
-}
-
-bool
-cuda_free (void *d, void *ptr)
-{
-  struct cuda_device *dev = d;
-  if (!cuda_enter (dev))
-    return false;
-  return ok_mem_pool_free (dev->pool, ptr);
 }
 
 /* Staging.  */
@@ -177,7 +147,7 @@ cuda_staging_take (struct cuda_device *dev)
 	{
 	  char err[OK_CUDA_ERRLEN];
 	  OK_DEBUG ("%s: no pinned staging buffer of %zu bytes (cuMemHostAlloc:"
-		    " %s): copying directly", dev->label, dev->staging_max,
+		    " %s): copying directly", dev->base.label, dev->staging_max,
 		    ok_cuda_result (r, err, sizeof err));
 	  s->buf = NULL;
 	  s->unusable = true;
@@ -197,7 +167,7 @@ cuda_staging_take (struct cuda_device *dev)
 	{
 	  char err[OK_CUDA_ERRLEN];
 	  OK_DEBUG ("%s: no stream for staging (cuStreamCreate: %s):"
-		    " copying directly", dev->label,
+		    " copying directly", dev->base.label,
 		    ok_cuda_result (r, err, sizeof err));
 	  s->stream = NULL;
 	  s->unusable = true;
@@ -227,7 +197,7 @@ cuda_copy_error (struct cuda_device *dev, enum cuda_dir dir, void *dst,
   char what[160];
   snprintf (what, sizeof what, "cannot copy %zu bytes from %s %p to %s %p",
 	    n, from[dir], src, to[dir], dst);
-  cuda_call_error (dev, what, call, r);
+  ok_dev_call_error (&dev->base, what, call, r);
 }
 
 /* Copy N bytes in direction DIR through a staging slot; *DONE is false
@@ -333,19 +303,19 @@ cuda_copy (struct cuda_device *dev, enum cuda_dir dir, void *dst,
 }
 
 bool
-cuda_host2dev (void *dev, void *dst, const void *src, size_t n)
+cuda_host2dev (struct ok_device *dev, void *dst, const void *src, size_t n)
 {
-  return cuda_copy (dev, CUDA_H2D, dst, src, n);
+  return cuda_copy (cuda_dev (dev), CUDA_H2D, dst, src, n);
 }
 
 bool
-cuda_dev2host (void *dev, void *dst, const void *src, size_t n)
+cuda_dev2host (struct ok_device *dev, void *dst, const void *src, size_t n)
 {
-  return cuda_copy (dev, CUDA_D2H, dst, src, n);
+  return cuda_copy (cuda_dev (dev), CUDA_D2H, dst, src, n);
 }
 
 bool
-cuda_dev2dev (void *dev, void *dst, const void *src, size_t n)
+cuda_dev2dev (struct ok_device *dev, void *dst, const void *src, size_t n)
 {
-  return cuda_copy (dev, CUDA_D2D, dst, src, n);
+  return cuda_copy (cuda_dev (dev), CUDA_D2D, dst, src, n);
 }

@@ -11,36 +11,6 @@
 
 #include "hsa-internal.h"
 
-void
-hsa_dev_error (const struct hsa_device *dev, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  ok_dev_verror (dev->label, fmt, ap);
-  va_end (ap);
-}
-
-void
-hsa_call_error (const struct hsa_device *dev, const char *what,
-		const char *call, hsa_status_t s)
-{
-  char err[OK_HSA_ERRLEN];
-  hsa_dev_error (dev, "%s: %s: %s", what, call,
-		 ok_hsa_status (s, err, sizeof err));
-}
-
-bool
-hsa_teardown_ok (const struct hsa_device *dev, hsa_status_t s,
-		 const char *what, const char *call)
-{
-  if (s == HSA_STATUS_SUCCESS || hsa_is_broken (dev))
-    return true;
-  char buf[128];
-  snprintf (buf, sizeof buf, "cannot %s", what);
-  hsa_call_error (dev, buf, call, s);
-  return false;
-}
-
 /* The agent's ISA name, "amdgcn-amd-amdhsa--gfx906:sramecc+:xnack-".  */
 struct isa_walk
 {
@@ -50,7 +20,7 @@ struct isa_walk
 };
 
 static hsa_status_t
-hsa_first_isa (hsa_isa_t isa, void *data)
+gcn_first_isa (hsa_isa_t isa, void *data)
 {
   struct isa_walk *walk = data;
   uint32_t n = 0;
@@ -73,12 +43,12 @@ hsa_first_isa (hsa_isa_t isa, void *data)
 /* Fill DEV's ISA_NAME, GFX and ARCH.  The ISA name is authoritative; the
    agent's name ("gfx906") serves when the runtime cannot list ISAs.  */
 static bool
-hsa_get_isa (struct hsa_device *dev)
+gcn_get_isa (struct gcn_device *dev)
 {
   struct isa_walk walk = { dev->isa_name, sizeof dev->isa_name, false };
   if (ok_hsa.hsa_agent_iterate_isas != NULL
       && ok_hsa.hsa_isa_get_info_alt != NULL)
-    ok_hsa.hsa_agent_iterate_isas (dev->agent, hsa_first_isa, &walk);
+    ok_hsa.hsa_agent_iterate_isas (dev->agent, gcn_first_isa, &walk);
   if (!walk.found)
     {
       char name[64] = "";
@@ -86,7 +56,7 @@ hsa_get_isa (struct hsa_device *dev)
 						  HSA_AGENT_INFO_NAME, name);
       if (s != HSA_STATUS_SUCCESS)
 	{
-	  hsa_call_error (dev, "cannot name the agent's ISA",
+	  ok_dev_call_error (&dev->base, "cannot name the agent's ISA",
 			  "hsa_agent_get_info", s);
 	  return false;
 	}
@@ -97,7 +67,7 @@ hsa_get_isa (struct hsa_device *dev)
   const char *g = strstr (dev->isa_name, "gfx");
   if (g == NULL)
     {
-      hsa_dev_error (dev, "agent ISA \"%s\" is not an AMD GCN ISA",
+      ok_dev_error (&dev->base, "agent ISA \"%s\" is not an AMD GCN ISA",
 		     dev->isa_name);
       return false;
     }
@@ -116,9 +86,9 @@ hsa_get_isa (struct hsa_device *dev)
 
 /* Pick the kernarg region and the coarse-grained device-memory region.  */
 static hsa_status_t
-hsa_pick_region (hsa_region_t region, void *data)
+gcn_pick_region (hsa_region_t region, void *data)
 {
-  struct hsa_device *dev = data;
+  struct gcn_device *dev = data;
   hsa_region_segment_t segment;
   if (ok_hsa.hsa_region_get_info (region, HSA_REGION_INFO_SEGMENT, &segment)
       != HSA_STATUS_SUCCESS || segment != HSA_REGION_SEGMENT_GLOBAL)
@@ -145,36 +115,24 @@ hsa_pick_region (hsa_region_t region, void *data)
 /* A fault of a dispatched kernel arrives here, on a runtime thread.  The
    waiting host thread sees QUEUE_ERROR and reports, naming the kernel.  */
 static void
-hsa_queue_callback (hsa_status_t status, hsa_queue_t *queue, void *data)
+gcn_queue_callback (hsa_status_t status, hsa_queue_t *queue, void *data)
 {
   (void) queue;
-  struct hsa_device *dev = data;
+  struct gcn_device *dev = data;
   __atomic_store_n (&dev->queue_error, status, __ATOMIC_RELEASE);
-  __atomic_store_n (&dev->broken, true, __ATOMIC_RELEASE);
+  ok_dev_mark_broken (&dev->base);
 }
 
-static void hsa_device_free (struct hsa_device *dev);
-
-static void *
-hsa_init_device (int local, int ord)
+static bool
+gcn_init_device (struct ok_device *d)
 {
-  struct hsa_device *dev = calloc (1, sizeof *dev);
-  if (dev == NULL)
-    {
-      GOMP_PLUGIN_error ("offloadkit-%s: out of memory", ok_plugin.name);
-      return NULL;
-    }
-  dev->local = local;
-  dev->ord = ord;
-  dev->agent = ok_hsa_agents[local];
-  snprintf (dev->label, sizeof dev->label, "device %d", ord);
-  pthread_mutex_init (&dev->slot_lock, NULL);
-  ok_image_list_init (&dev->images);
-  hsa_async_init (dev);
+  struct gcn_device *dev = gcn_dev (d);
+  dev->agent = ok_hsa_agents[d->local];
+  gcn_launch_init (dev);
 
-  if (!hsa_get_isa (dev))
+  if (!gcn_get_isa (dev))
     goto fail;
-  snprintf (dev->label, sizeof dev->label, "device %d (%s)", ord, dev->gfx);
+  ok_device_set_label (d, "device %d (%s)", d->ord, dev->gfx);
 
   if (ok_hsa.hsa_agent_get_info (dev->agent,
 				 HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT,
@@ -183,18 +141,18 @@ hsa_init_device (int local, int ord)
     dev->cu_count = 64;		/* What most GCN parts have.  */
 
   hsa_status_t s = ok_hsa.hsa_agent_iterate_regions (dev->agent,
-						     hsa_pick_region, dev);
+						     gcn_pick_region, dev);
   if (s != HSA_STATUS_SUCCESS)
     {
-      hsa_call_error (dev, "cannot list memory regions",
-		      "hsa_agent_iterate_regions", s);
+      ok_dev_call_error (d, "cannot list memory regions",
+			 "hsa_agent_iterate_regions", s);
       goto fail;
     }
   if (dev->kernarg_region.handle == 0 || dev->data_region.handle == 0)
     {
-      hsa_dev_error (dev, "the agent has no %s region",
-		     dev->kernarg_region.handle == 0
-		     ? "kernel-argument" : "coarse-grained global memory");
+      ok_dev_error (d, "the agent has no %s region",
+		    dev->kernarg_region.handle == 0
+		    ? "kernel-argument" : "coarse-grained global memory");
       goto fail;
     }
 
@@ -204,75 +162,58 @@ hsa_init_device (int local, int ord)
     qmax = 64;
   uint32_t qsize = qmax < 1024 ? qmax : 1024;
   s = ok_hsa.hsa_queue_create (dev->agent, qsize, HSA_QUEUE_TYPE_MULTI,
-			       hsa_queue_callback, dev, UINT32_MAX,
+			       gcn_queue_callback, dev, UINT32_MAX,
 			       UINT32_MAX, &dev->queue);
   if (s != HSA_STATUS_SUCCESS)
     {
       dev->queue = NULL;
-      hsa_call_error (dev, "cannot create a queue", "hsa_queue_create", s);
+      ok_dev_call_error (d, "cannot create a queue", "hsa_queue_create", s);
       goto fail;
     }
-  if (!hsa_memory_init (dev))
-    goto fail;
-  OK_DEBUG ("%s: ISA %s, %u compute units, queue of %u packets",
-	    dev->label, dev->isa_name, dev->cu_count, dev->queue->size);
-  return dev;
+  OK_DEBUG ("%s: ISA %s, %u compute units, queue of %u packets", d->label,
+	    dev->isa_name, dev->cu_count, dev->queue->size);
+  return true;
 
  fail:
-  hsa_device_free (dev);
-  return NULL;
-}
-
-static void
-hsa_device_free (struct hsa_device *dev)
-{
-  if (dev->queue != NULL)
-    hsa_teardown_ok (dev, ok_hsa.hsa_queue_destroy (dev->queue),
-		     "destroy the queue", "hsa_queue_destroy");
-  pthread_mutex_destroy (&dev->slot_lock);
-  ok_image_list_destroy (&dev->images);
-  ok_completion_destroy (&dev->async);
-  free (dev);
+  gcn_launch_fini (dev);
+  return false;
 }
 
 static bool
-hsa_fini_device (void *d)
+gcn_fini_device (struct ok_device *d)
 {
-  struct hsa_device *dev = d;
-  /* Called from a completion (exit in a nowait region's continuation):
-     leave everything as it is.  */
-  if (!ok_completion_fini (&dev->async))
-    return true;
-  bool ok = hsa_unload_all (dev);
-  ok &= hsa_launch_fini (dev);
-  ok &= hsa_memory_fini (dev);
-  if (dev->queue != NULL)
-    ok &= hsa_teardown_ok (dev, ok_hsa.hsa_queue_destroy (dev->queue),
-			   "destroy the queue", "hsa_queue_destroy");
+  struct gcn_device *dev = gcn_dev (d);
+  bool ok = gcn_launch_fini (dev);
+  ok &= ok_dev_teardown_ok (d, ok_hsa.hsa_queue_destroy (dev->queue),
+			    "destroy the queue", "hsa_queue_destroy");
   dev->queue = NULL;
-  hsa_device_free (dev);
   return ok;
 }
 
 static int
-hsa_probe (void)
+gcn_probe (void)
 {
   return ok_hsa_load ();
 }
 
 const struct ok_backend ok_backend_hsa = {
   .name = "hsa",
-  .probe = hsa_probe,
-  .init_device = hsa_init_device,
-  .fini_device = hsa_fini_device,
-  .load_image = hsa_load_image,
-  .unload_image = hsa_unload_image,
-  .load_gcc_image = hsa_load_gcc_image,
-  .alloc = hsa_alloc,
-  .free = hsa_free,
-  .host2dev = hsa_host2dev,
-  .dev2host = hsa_dev2host,
-  .dev2dev = hsa_dev2dev,
-  .run = hsa_run,
-  .async_run = hsa_async_run,
+  .device_size = sizeof (struct gcn_device),
+  .job_size = sizeof (struct gcn_job),
+  .probe = gcn_probe,
+  .init_device = gcn_init_device,
+  .fini_device = gcn_fini_device,
+  .load_image = gcn_load_image,
+  .unload_image = gcn_unload_image,
+  .load_gcc_image = gcn_load_gcc_image,
+  .raw_alloc = gcn_raw_alloc,
+  .raw_free = gcn_raw_free,
+  .pool_env = "OFFLOADKIT_GCN_POOL_MAX",
+  .host2dev = gcn_host2dev,
+  .dev2host = gcn_dev2host,
+  .dev2dev = gcn_dev2dev,
+  .launch = gcn_launch,
+  .finish = gcn_finish,
+  .describe_result = gcn_describe_result,
+  .result_unknown = "HSA status %#x",
 };

@@ -11,7 +11,7 @@
 #include "hsa-internal.h"
 
 bool
-hsa_elf_check (const unsigned char *image, size_t size, unsigned *mach,
+gcn_elf_check (const unsigned char *image, size_t size, unsigned *mach,
 	       char *err, size_t errlen)
 {
   Elf64_Ehdr eh;
@@ -26,10 +26,4 @@ hsa_elf_check (const unsigned char *image, size_t size, unsigned *mach,
     }
   *mach = eh.e_flags & OK_EF_AMDGPU_MACH_MASK;
   return true;
-}
-
-uint32_t
-hsa_mach_arch (unsigned mach)
-{
-  return ok_gcn_arch_of_mach (mach);
 }

@@ -10,24 +10,23 @@
 #include "desc-check.h"
 #include "gcc-gcn-image.h"
 #include "hsa-internal.h"
-#include "trace.h"
 
 /* Longest kernel or variable name accepted from GCC-format data, which
    carries no sizes to check against.  */
 #define NAME_MAX_LEN 4096
 
 static void
-hsa_image_free (struct hsa_device *dev, struct hsa_image *img)
+gcn_image_free (struct gcn_device *dev, struct gcn_image *img)
 {
   if (img->has_exe)
-    hsa_teardown_ok (dev, ok_hsa.hsa_executable_destroy (img->exe),
+    ok_dev_teardown_ok (&dev->base, ok_hsa.hsa_executable_destroy (img->exe),
 		     "destroy an executable", "hsa_executable_destroy");
   if (img->has_reader)
-    hsa_teardown_ok (dev, ok_hsa.hsa_code_object_reader_destroy (img->reader),
+    ok_dev_teardown_ok (&dev->base, ok_hsa.hsa_code_object_reader_destroy (img->reader),
 		     "destroy a code object reader",
 		     "hsa_code_object_reader_destroy");
   if (img->heap != NULL)
-    hsa_raw_free (dev, img->heap, "the device heap");
+    gcn_region_free (dev, img->heap, "the device heap");
   for (size_t i = 0; i < img->num_kernels; i++)
     free (img->kernels[i].name);
   free (img->kernels);
@@ -35,7 +34,7 @@ hsa_image_free (struct hsa_device *dev, struct hsa_image *img)
 }
 
 static bool
-hsa_symbol (struct hsa_device *dev, struct hsa_image *img, const char *name,
+gcn_symbol (struct gcn_device *dev, struct gcn_image *img, const char *name,
 	    hsa_executable_symbol_t *sym)
 {
   return ok_hsa.hsa_executable_get_symbol_by_name (img->exe, name,
@@ -47,11 +46,11 @@ hsa_symbol (struct hsa_device *dev, struct hsa_image *img, const char *name,
    has no such symbol (not reported), or -1 when it cannot say
    (reported).  */
 static int
-hsa_variable (struct hsa_device *dev, struct hsa_image *img,
+gcn_variable (struct gcn_device *dev, struct gcn_image *img,
 	      const char *name, uint64_t *addr, uint32_t *size)
 {
   hsa_executable_symbol_t sym;
-  if (!hsa_symbol (dev, img, name, &sym))
+  if (!gcn_symbol (dev, img, name, &sym))
     return 0;
   hsa_status_t s = ok_hsa.hsa_executable_symbol_get_info
     (sym, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS, addr);
@@ -62,7 +61,7 @@ hsa_variable (struct hsa_device *dev, struct hsa_image *img,
     {
       char what[160];
       snprintf (what, sizeof what, "cannot locate variable '%.100s'", name);
-      hsa_call_error (dev, what, "hsa_executable_symbol_get_info", s);
+      ok_dev_call_error (&dev->base, what, "hsa_executable_symbol_get_info", s);
       return -1;
     }
   return 1;
@@ -77,18 +76,18 @@ hsa_variable (struct hsa_device *dev, struct hsa_image *img,
    they cannot be looked up by name.  WHAT names the image in messages.
    A malloc'd array, or NULL (reported).  */
 static struct gcc_gcn_var *
-hsa_var_table (struct hsa_device *dev, struct hsa_image *img, size_t nvars,
+gcn_var_table (struct gcn_device *dev, struct gcn_image *img, size_t nvars,
 	       const char *what)
 {
   size_t bytes = nvars * sizeof (struct gcc_gcn_var);
   uint64_t addr = 0;
   uint32_t size = 0;
-  int found = hsa_variable (dev, img, GCC_GCN_VAR_TABLE, &addr, &size);
+  int found = gcn_variable (dev, img, GCC_GCN_VAR_TABLE, &addr, &size);
   if (found < 0)
     return NULL;
   if (found == 0)
     {
-      hsa_dev_error (dev, "%s: expected the table of its %zu offload"
+      ok_dev_error (&dev->base, "%s: expected the table of its %zu offload"
 		     " variables (%zu bytes) at the global symbol %s, found"
 		     " no global symbol of that name", what, nvars, bytes,
 		     GCC_GCN_VAR_TABLE);
@@ -98,7 +97,7 @@ hsa_var_table (struct hsa_device *dev, struct hsa_image *img, size_t nvars,
      host's count tells.  */
   if (addr == 0 || (size != 0 && size < bytes))
     {
-      hsa_dev_error (dev, "%s: expected the table of its %zu offload"
+      ok_dev_error (&dev->base, "%s: expected the table of its %zu offload"
 		     " variables at %s, which need %zu bytes; found %u bytes"
 		     " at %#llx", what, nvars, GCC_GCN_VAR_TABLE, bytes,
 		     (unsigned) size, (unsigned long long) addr);
@@ -107,10 +106,10 @@ hsa_var_table (struct hsa_device *dev, struct hsa_image *img, size_t nvars,
   struct gcc_gcn_var *vars = malloc (bytes ? bytes : 1);
   if (vars == NULL)
     {
-      hsa_dev_error (dev, "out of memory loading an image");
+      ok_dev_error (&dev->base, "out of memory loading an image");
       return NULL;
     }
-  if (!hsa_dev2host (dev, vars, (void *) (uintptr_t) addr, bytes))
+  if (!gcn_dev2host (&dev->base, vars, (void *) (uintptr_t) addr, bytes))
     {
       free (vars);
       return NULL;
@@ -121,7 +120,7 @@ hsa_var_table (struct hsa_device *dev, struct hsa_image *img, size_t nvars,
 /* Table entry VAR as an address-table pair: a link variable is a pointer
    on the device (its size word still gives the host object's size).  */
 static void
-hsa_var_pair (const struct gcc_gcn_var *var, struct ok_addr_pair *pair)
+gcn_var_pair (const struct gcc_gcn_var *var, struct ok_addr_pair *pair)
 {
   bool link = (var->size & OK_GOMP_LINK_BIT) != 0;
   uint64_t size = link ? sizeof (void *) : var->size;
@@ -132,8 +131,8 @@ hsa_var_pair (const struct gcc_gcn_var *var, struct ok_addr_pair *pair)
 /* Fill K from kernel symbol NAME.kd: 1 when done, 0 when the symbol is
    missing (reported only when REQUIRED), -1 after a reported error.  */
 static int
-hsa_kernel_init (struct hsa_device *dev, struct hsa_image *img,
-		 struct hsa_kernel *k, const char *name, uint32_t vgprs,
+gcn_kernel_init (struct gcn_device *dev, struct gcn_image *img,
+		 struct gcn_kernel *k, const char *name, uint32_t vgprs,
 		 bool required)
 {
   size_t n = strlen (name);
@@ -142,19 +141,19 @@ hsa_kernel_init (struct hsa_device *dev, struct hsa_image *img,
   if (kd == NULL || k->name == NULL)
     {
       free (kd);
-      hsa_dev_error (dev, "out of memory loading an image");
+      ok_dev_error (&dev->base, "out of memory loading an image");
       return -1;
     }
   memcpy (kd, name, n);
   memcpy (kd + n, ".kd", 4);
   hsa_executable_symbol_t sym;
-  bool found = hsa_symbol (dev, img, kd, &sym);
+  bool found = gcn_symbol (dev, img, kd, &sym);
   free (kd);
   if (!found)
     {
       if (required)
 	{
-	  hsa_dev_error (dev, "the code object lacks kernel '%s' (no symbol"
+	  ok_dev_error (&dev->base, "the code object lacks kernel '%s' (no symbol"
 			 " %s.kd)", name, name);
 	  return -1;
 	}
@@ -179,7 +178,7 @@ hsa_kernel_init (struct hsa_device *dev, struct hsa_image *img,
 	  char what[160];
 	  snprintf (what, sizeof what, "cannot read the %s of kernel"
 		    " '%.100s'", attrs[i].what, name);
-	  hsa_call_error (dev, what, "hsa_executable_symbol_get_info", s);
+	  ok_dev_call_error (&dev->base, what, "hsa_executable_symbol_get_info", s);
 	  return -1;
 	}
     }
@@ -187,7 +186,7 @@ hsa_kernel_init (struct hsa_device *dev, struct hsa_image *img,
      rest of struct gcn_kernargs implicitly.  */
   if (k->kernarg_size > sizeof (struct gcn_kernargs))
     {
-      hsa_dev_error (dev, "kernel '%s' wants %u bytes of kernel arguments;"
+      ok_dev_error (&dev->base, "kernel '%s' wants %u bytes of kernel arguments;"
 		     " expected at most %zu (GCC's OpenMP kernels take one"
 		     " pointer and the device runtime's block)", name,
 		     (unsigned) k->kernarg_size, sizeof (struct gcn_kernargs));
@@ -200,37 +199,37 @@ hsa_kernel_init (struct hsa_device *dev, struct hsa_image *img,
 
 /* Check IMAGE and load it into a new frozen executable for DEV with a
    device heap: everything but the kernels and variables.  */
-static struct hsa_image *
-hsa_exec_load (struct hsa_device *dev, const unsigned char *image,
+static struct gcn_image *
+gcn_exec_load (struct gcn_device *dev, const unsigned char *image,
 	       size_t size)
 {
   char err[256];
   unsigned mach = 0;
-  if (!hsa_elf_check (image, size, &mach, err, sizeof err))
+  if (!gcn_elf_check (image, size, &mach, err, sizeof err))
     {
-      hsa_dev_error (dev, "cannot load offload image: %s", err);
+      ok_dev_error (&dev->base, "cannot load offload image: %s", err);
       return NULL;
     }
-  uint32_t arch = hsa_mach_arch (mach);
+  uint32_t arch = ok_gcn_arch_of_mach (mach);
   if (arch != 0 && dev->arch != 0 && arch != dev->arch)
     {
-      hsa_dev_error (dev, "cannot load offload image: its code object is for"
+      ok_dev_error (&dev->base, "cannot load offload image: its code object is for"
 		     " gfx%x, the agent's ISA is %s", (unsigned) arch,
 		     dev->isa_name);
       return NULL;
     }
 
-  struct hsa_image *img = calloc (1, sizeof *img);
+  struct gcn_image *img = calloc (1, sizeof *img);
   if (img == NULL)
     {
-      hsa_dev_error (dev, "out of memory loading an image");
+      ok_dev_error (&dev->base, "out of memory loading an image");
       return NULL;
     }
   hsa_status_t s = ok_hsa.hsa_code_object_reader_create_from_memory
     (image, size, &img->reader);
   if (s != HSA_STATUS_SUCCESS)
     {
-      hsa_call_error (dev, "cannot read the code object",
+      ok_dev_call_error (&dev->base, "cannot read the code object",
 		      "hsa_code_object_reader_create_from_memory", s);
       goto fail;
     }
@@ -240,7 +239,7 @@ hsa_exec_load (struct hsa_device *dev, const unsigned char *image,
 					"", &img->exe);
   if (s != HSA_STATUS_SUCCESS)
     {
-      hsa_call_error (dev, "cannot create an executable",
+      ok_dev_call_error (&dev->base, "cannot create an executable",
 		      "hsa_executable_create_alt", s);
       goto fail;
     }
@@ -249,14 +248,14 @@ hsa_exec_load (struct hsa_device *dev, const unsigned char *image,
 						    img->reader, "", NULL);
   if (s != HSA_STATUS_SUCCESS)
     {
-      hsa_call_error (dev, "cannot load the code object",
+      ok_dev_call_error (&dev->base, "cannot load the code object",
 		      "hsa_executable_load_agent_code_object", s);
       goto fail;
     }
   s = ok_hsa.hsa_executable_freeze (img->exe, "");
   if (s != HSA_STATUS_SUCCESS)
     {
-      hsa_call_error (dev, "cannot freeze the executable",
+      ok_dev_call_error (&dev->base, "cannot freeze the executable",
 		      "hsa_executable_freeze", s);
       goto fail;
     }
@@ -267,46 +266,40 @@ hsa_exec_load (struct hsa_device *dev, const unsigned char *image,
 					     GCN_HEAP_DEFAULT);
   if (heap_size < 4096)
     heap_size = 4096;
-  img->heap = hsa_raw_alloc (dev, (size_t) heap_size + sizeof (int64_t),
+  img->heap = gcn_region_alloc (dev, (size_t) heap_size + sizeof (int64_t),
 			     "the device heap");
   if (img->heap == NULL)
     goto fail;
-  if (!hsa_host2dev (dev, img->heap, &heap_size, sizeof heap_size))
+  if (!gcn_host2dev (&dev->base, img->heap, &heap_size, sizeof heap_size))
     goto fail;
   return img;
 
  fail:
-  hsa_image_free (dev, img);
+  gcn_image_free (dev, img);
   return NULL;
 }
 
 /* Run the image's constructors when it has any, and remember its
    destructors.  */
 static bool
-hsa_image_ctors (struct hsa_device *dev, struct hsa_image *img,
-		 struct hsa_kernel *init, struct hsa_kernel *fini)
+gcn_image_ctors (struct gcn_device *dev, struct gcn_image *img,
+		 struct gcn_kernel *init, struct gcn_kernel *fini)
 {
-  if (init != NULL && !hsa_run_ctor (dev, init))
+  if (init != NULL && !gcn_run_ctor (dev, init))
     return false;
   img->fini = fini;
   return true;
 }
 
-static void
-hsa_image_link (struct hsa_device *dev, struct hsa_image *img)
-{
-  ok_image_list_add (&dev->images, &img->node);
-}
-
 /* The __gomp_device_num entry ({0, 0} when the image has none); false
    (reported) when the runtime cannot say where it is.  */
 static bool
-hsa_device_num (struct hsa_device *dev, struct hsa_image *img,
+gcn_device_num (struct gcn_device *dev, struct gcn_image *img,
 		struct ok_addr_pair *pair)
 {
   uint64_t addr = 0;
   uint32_t size = 0;
-  int found = hsa_variable (dev, img, OK_GOMP_DEVICE_NUM_VAR, &addr, &size);
+  int found = gcn_variable (dev, img, OK_GOMP_DEVICE_NUM_VAR, &addr, &size);
   if (found > 0)
     {
       pair->start = (uintptr_t) addr;
@@ -319,7 +312,7 @@ hsa_device_num (struct hsa_device *dev, struct hsa_image *img,
 
 /* Pick DESC's code object for DEV's architecture.  */
 static const struct ok_tgt_desc *
-hsa_choose (struct hsa_device *dev, const struct ok_image_req *req)
+gcn_choose (struct gcn_device *dev, const struct ok_image_req *req)
 {
   char archs[160] = "";
   size_t used = 0;
@@ -348,12 +341,12 @@ hsa_choose (struct hsa_device *dev, const struct ok_image_req *req)
     case 0x908: march = "gfx908"; break;
     }
   if (march != NULL)
-    hsa_dev_error (dev, "no offload image for the agent's ISA %s (the"
+    ok_dev_error (&dev->base, "no offload image for the agent's ISA %s (the"
 		   " program has images for %s); rebuild with"
 		   " -foffload-options=amdgcn-amdhsa=-march=%s", dev->isa_name,
 		   archs[0] ? archs : "no GCN architecture", march);
   else
-    hsa_dev_error (dev, "no offload image for the agent's ISA %s (the"
+    ok_dev_error (&dev->base, "no offload image for the agent's ISA %s (the"
 		   " program has images for %s); GCC 12 cannot generate code"
 		   " for %s (only for fiji/gfx803, gfx900, gfx906 and gfx908)",
 		   dev->isa_name, archs[0] ? archs : "no GCN architecture",
@@ -362,15 +355,14 @@ hsa_choose (struct hsa_device *dev, const struct ok_image_req *req)
 }
 
 bool
-hsa_load_image (void *d, const struct ok_image_req *req, void **image)
+gcn_load_image (struct ok_device *d, struct ok_image_req *req, void **image)
 {
-  struct hsa_device *dev = d;
-  uint64_t start = ok_trace_on () ? ok_trace_now () : 0;
-  const struct ok_tgt_desc *tgt = hsa_choose (dev, req);
+  struct gcn_device *dev = gcn_dev (d);
+  const struct ok_tgt_desc *tgt = gcn_choose (dev, req);
   if (tgt == NULL)
     return false;
-  struct hsa_image *img
-    = hsa_exec_load (dev, tgt->image_start,
+  struct gcn_image *img
+    = gcn_exec_load (dev, tgt->image_start,
 		     (size_t) (tgt->image_end - tgt->image_start));
   if (img == NULL)
     return false;
@@ -378,7 +370,7 @@ hsa_load_image (void *d, const struct ok_image_req *req, void **image)
   img->kernels = calloc (req->num_funcs + 2, sizeof *img->kernels);
   if (img->kernels == NULL)
     {
-      hsa_dev_error (dev, "out of memory loading an image");
+      ok_dev_error (&dev->base, "out of memory loading an image");
       goto fail;
     }
   for (size_t i = 0; i < req->num_funcs; i++)
@@ -386,7 +378,7 @@ hsa_load_image (void *d, const struct ok_image_req *req, void **image)
       img->num_kernels = i + 1;
       uint32_t vgprs = tgt->kernel_info ? tgt->kernel_info[i].vgprs : 0;
       /* ok_desc_check refused images with a missing or empty name.  */
-      if (hsa_kernel_init (dev, img, &img->kernels[i], tgt->func_names[i],
+      if (gcn_kernel_init (dev, img, &img->kernels[i], tgt->func_names[i],
 			   vgprs, true) <= 0)
 	goto fail;
       req->table[i].start = (uintptr_t) &img->kernels[i];
@@ -396,7 +388,7 @@ hsa_load_image (void *d, const struct ok_image_req *req, void **image)
   const struct ok_host_table *host = &req->desc->host;
   struct gcc_gcn_var *vars = NULL;
   if (req->num_vars > 0
-      && (vars = hsa_var_table (dev, img, req->num_vars,
+      && (vars = gcn_var_table (dev, img, req->num_vars,
 				"cannot load offload image")) == NULL)
     goto fail;
   for (size_t i = 0; i < req->num_vars; i++)
@@ -411,7 +403,7 @@ hsa_load_image (void *d, const struct ok_image_req *req, void **image)
       dsize &= ~(uint64_t) OK_GOMP_LINK_BIT;
       if (link != dlink || dsize != hsize || vars[i].addr == 0)
 	{
-	  hsa_dev_error (dev, "variable %zu ('%s') is %llu bytes%s at %#llx on"
+	  ok_dev_error (&dev->base, "variable %zu ('%s') is %llu bytes%s at %#llx on"
 			 " the device and %zu%s on the host", i, name,
 			 (unsigned long long) dsize, dlink ? " (link)" : "",
 			 (unsigned long long) vars[i].addr, (size_t) hsize,
@@ -419,101 +411,93 @@ hsa_load_image (void *d, const struct ok_image_req *req, void **image)
 	  free (vars);
 	  goto fail;
 	}
-      hsa_var_pair (&vars[i], &req->table[req->num_funcs + i]);
+      gcn_var_pair (&vars[i], &req->table[req->num_funcs + i]);
     }
   free (vars);
-  if (!hsa_device_num (dev, img,
+  if (!gcn_device_num (dev, img,
 		       &req->table[req->num_funcs + req->num_vars]))
     goto fail;
 
   /* Constructors and destructors of the device code (C++ globals), when
      the image has them: in the two spare kernel slots.  */
   img->num_kernels = req->num_funcs + 2;
-  struct hsa_kernel *init = &img->kernels[req->num_funcs];
-  struct hsa_kernel *fini = init + 1;
-  int has_init = hsa_kernel_init (dev, img, init, "_init_array", 0, false);
-  int has_fini = hsa_kernel_init (dev, img, fini, "_fini_array", 0, false);
+  struct gcn_kernel *init = &img->kernels[req->num_funcs];
+  struct gcn_kernel *fini = init + 1;
+  int has_init = gcn_kernel_init (dev, img, init, "_init_array", 0, false);
+  int has_fini = gcn_kernel_init (dev, img, fini, "_fini_array", 0, false);
   if (has_init < 0 || has_fini < 0)
     goto fail;
   if (has_init == 0)
     init = NULL;
   if (has_fini == 0)
     fini = NULL;
-  if (!hsa_image_ctors (dev, img, init, fini))
+  if (!gcn_image_ctors (dev, img, init, fini))
     goto fail;
 
-  hsa_image_link (dev, img);
   *image = img;
-  if (ok_trace_on ())
-    {
-      char what[64];
-      snprintf (what, sizeof what, "code object %s", dev->gfx);
-      ok_trace_image (dev->ord, "hsa", what, req->num_funcs, req->num_vars,
-		      start, ok_trace_now ());
-    }
+  snprintf (req->what, sizeof req->what, "code object %s", dev->gfx);
   return true;
 
  fail:
-  hsa_image_free (dev, img);
+  gcn_image_free (dev, img);
   return false;
 }
 
-int
-hsa_load_gcc_image (void *d, unsigned version, const void *target_data,
-		    struct ok_addr_pair **table, void **image)
+bool
+gcn_load_gcc_image (struct ok_device *d, struct ok_gcc_image_req *req,
+		    void **image)
 {
-  (void) version;
-  struct hsa_device *dev = d;
-  uint64_t start = ok_trace_on () ? ok_trace_now () : 0;
+  struct gcn_device *dev = gcn_dev (d);
+  const void *target_data = req->target_data;
   const struct gcc_gcn_image *desc = target_data;
   if (desc->code == NULL || desc->code->image == NULL
       || desc->code->size == 0 || desc->code->size > ((size_t) 1 << 32))
     {
-      hsa_dev_error (dev, "GCC-format offload image %p has no code object",
+      ok_dev_error (&dev->base, "GCC-format offload image %p has no code object",
 		     target_data);
-      return -1;
+      return false;
     }
   if (desc->kernel_count > 100000 || desc->global_variable_count > 1000000
       || (desc->kernel_count > 0 && desc->kernels == NULL))
     {
-      hsa_dev_error (dev, "GCC-format offload image %p is corrupt (%u"
+      ok_dev_error (&dev->base, "GCC-format offload image %p is corrupt (%u"
 		     " kernels, %u variables)", target_data,
 		     desc->kernel_count, desc->global_variable_count);
-      return -1;
+      return false;
     }
   for (unsigned i = 0; i < desc->kernel_count; i++)
     if (desc->kernels[i].name == NULL
 	|| strnlen (desc->kernels[i].name, NAME_MAX_LEN) == NAME_MAX_LEN)
       {
-	hsa_dev_error (dev, "GCC-format offload image %p: kernel %u has no"
+	ok_dev_error (&dev->base, "GCC-format offload image %p: kernel %u has no"
 		       " name", target_data, i);
-	return -1;
+	return false;
       }
 
-  struct hsa_image *img = hsa_exec_load (dev, desc->code->image,
+  struct gcn_image *img = gcn_exec_load (dev, desc->code->image,
 					 desc->code->size);
   if (img == NULL)
-    return -1;
+    return false;
   struct ok_addr_pair *pairs = NULL;
   img->kernels = calloc (desc->kernel_count ? desc->kernel_count : 1,
 			 sizeof *img->kernels);
   if (img->kernels == NULL)
     {
-      hsa_dev_error (dev, "out of memory loading an image");
+      ok_dev_error (&dev->base, "out of memory loading an image");
       goto fail;
     }
   unsigned nfuncs = desc->kernel_count, nvars = desc->global_variable_count;
   pairs = GOMP_PLUGIN_malloc_cleared (((size_t) nfuncs + nvars + 1)
 				      * sizeof *pairs);
-  struct hsa_kernel *init = NULL, *fini = NULL;
+  struct gcn_kernel *init = NULL, *fini = NULL;
   struct ok_addr_pair *pair = pairs;
   for (unsigned i = 0; i < desc->kernel_count; i++)
     {
       const struct gcc_gcn_kernel *kd = &desc->kernels[i];
-      struct hsa_kernel *k = &img->kernels[i];
+      struct gcn_kernel *k = &img->kernels[i];
       img->num_kernels = i + 1;
       uint32_t vgprs = kd->vgpr_count > 0 ? (uint32_t) kd->vgpr_count : 0;
-      if (hsa_kernel_init (dev, img, k, kd->name, vgprs, true) <= 0)
+      if (gcn_kernel_init (dev, img, k, kd->name, vgprs, true) <= 0)
 	goto fail;
       if (strcmp (kd->name, "_init_array") == 0)
 	init = k, nfuncs--;
@@ -530,73 +514,46 @@ hsa_load_gcc_image (void *d, unsigned version, const void *target_data,
   if (nvars > 0)
     {
       struct gcc_gcn_var *vars
-	= hsa_var_table (dev, img, nvars, "cannot load GCC-format offload"
+	= gcn_var_table (dev, img, nvars, "cannot load GCC-format offload"
 			 " image");
       if (vars == NULL)
 	goto fail;
       for (unsigned i = 0; i < nvars; i++, pair++)
-	hsa_var_pair (&vars[i], pair);
+	gcn_var_pair (&vars[i], pair);
       free (vars);
     }
-  if (!hsa_device_num (dev, img, pair))
+  if (!gcn_device_num (dev, img, pair))
     goto fail;
 
-  if (!hsa_image_ctors (dev, img, init, fini))
+  if (!gcn_image_ctors (dev, img, init, fini))
     goto fail;
-  hsa_image_link (dev, img);
   *image = img;
-  *table = pairs;
-  if (ok_trace_on ())
-    {
-      char what[64];
-      snprintf (what, sizeof what, "GCC code object %s", dev->gfx);
-      ok_trace_image (dev->ord, "hsa", what, nfuncs, nvars, start,
-		      ok_trace_now ());
-    }
-  return (int) (nfuncs + nvars + 1);
+  req->table = pairs;
+  req->count = (size_t) nfuncs + nvars + 1;
+  req->num_funcs = nfuncs;
+  req->num_vars = nvars;
+  snprintf (req->what, sizeof req->what, "GCC code object %s", dev->gfx);
+  return true;
 
  fail:
   free (pairs);
-  hsa_image_free (dev, img);
-  return -1;
+  gcn_image_free (dev, img);
+  return false;
 }
 
 /* Run IMG's destructors and free it; IMG is unlinked.  */
 static bool
-hsa_image_release (struct hsa_device *dev, struct hsa_image *img)
+gcn_image_release (struct gcn_device *dev, struct gcn_image *img)
 {
   bool ok = true;
-  if (img->fini != NULL && !hsa_is_broken (dev))
-    ok = hsa_run_ctor (dev, img->fini);
-  hsa_image_free (dev, img);
+  if (img->fini != NULL && !ok_dev_broken (&dev->base))
+    ok = gcn_run_ctor (dev, img->fini);
+  gcn_image_free (dev, img);
   return ok;
 }
 
 bool
-hsa_unload_image (void *d, void *image)
+gcn_unload_image (struct ok_device *d, void *image)
 {
-  struct hsa_device *dev = d;
-  /* Its kernels may still run in a nowait region.  */
-  ok_completion_drain (&dev->async);
-  if (!ok_image_list_remove (&dev->images, image))
-    {
-      hsa_dev_error (dev, "cannot unload image %p: not loaded", image);
-      return false;
-    }
-  return hsa_image_release (dev, image);
-}
-
-bool
-hsa_unload_all (struct hsa_device *dev)
-{
-  bool ok = true;
-  struct hsa_image *img
-    = (struct hsa_image *) ok_image_list_take_all (&dev->images);
-  while (img != NULL)
-    {
-      struct hsa_image *next = (struct hsa_image *) img->node.next;
-      ok &= hsa_image_release (dev, img);
-      img = next;
-    }
-  return ok;
+  return gcn_image_release (gcn_dev (d), image);
 }

@@ -5,11 +5,16 @@
      hsa-device.c  agents, regions, the queue, the backend itself
      hsa-elf.c     checking code objects before the runtime sees them
      hsa-image.c   choosing and loading images (ours and GCC's)
-     hsa-memory.c  allocation (through mem-pool.h) and copies
-     hsa-launch.c  geometry, kernel arguments, dispatch, run, async_run
+     hsa-memory.c  allocations from the data region (the core pools
+                   them) and copies
+     hsa-launch.c  geometry, kernel arguments, dispatch and waiting
 
-   Every function that can fail has already reported through
-   GOMP_PLUGIN_error when it returns false or NULL.  */
+   The backend's own names begin with gcn_ (its devices are GCN GPUs),
+   apart from the runtime's hsa_; ok_hsa is the runtime's table of entry
+   points.  The core (plugin-core.h) owns the device's identity, its
+   images, pool and asynchronous completions, and the error contract:
+   every function that can fail has already reported (ok_dev_error) when
+   it returns false or NULL.  */
 
 #ifndef OFFLOADKIT_HSA_INTERNAL_H
 #define OFFLOADKIT_HSA_INTERNAL_H
@@ -19,13 +24,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gcn-arch.h"
 #include "hsa-api.h"
-#include "completion.h"
-#include "device-pool.h"
-#include "image-list.h"
 #include "env.h"
-#include "mem-pool.h"
 #include "plugin-core.h"
+#include "scratch.h"
 
 /* ---- hsa-lib.c ---- */
 
@@ -43,94 +46,71 @@ int ok_hsa_load (void);
 
 #define OK_HSA_ERRLEN 200
 
+/* The backend's describe_result hook.  */
+void gcn_describe_result (int code, const char **name, const char **text);
+
 /* "HSA_STATUS_ERROR_OUT_OF_RESOURCES (text)" when the runtime can name S,
    else "HSA status 0x1008"; written to BUF, which is returned.  */
-const char *ok_hsa_status (hsa_status_t s, char *buf, size_t len);
+static inline const char *
+ok_hsa_status (hsa_status_t s, char *buf, size_t len)
+{
+  return ok_result_text (&ok_backend_hsa, s, buf, len);
+}
 
 /* ---- hsa-device.c ---- */
 
 /* A block of kernel arguments in the kernarg region together with the
    completion signal of the dispatch that uses it: both are needed for
    every launch and costly to create, so they are kept for reuse.  */
-struct hsa_slot
+struct gcn_slot
 {
-  struct hsa_slot *next;
+  struct gcn_slot *next;
   struct gcn_kernargs *args;	/* Host-visible (kernarg region).  */
   hsa_signal_t signal;
 };
 
-/* A team arena (TEAMS * 64 KiB of device memory), kept for reuse.  */
-struct hsa_arena
+struct gcn_kernel;
+
+/* A dispatch: the kernel, and what it holds until it has finished.  */
+struct gcn_job
 {
-  struct hsa_arena *next;
-  void *ptr;
-  size_t size;
+  struct ok_job base;		/* First: the core's part.  */
+  const struct gcn_kernel *kernel;
+  struct gcn_slot *slot;
+  struct ok_scratch_block *arena;	/* Team arenas.  */
 };
 
-struct hsa_kernel;
+struct gcn_image;
 
-/* A dispatch that async_run started, waited for by the completion
-   thread.  */
-struct hsa_job
+struct gcn_device
 {
-  struct ok_completion_job link;	/* First: the queue's part.  */
-  const struct hsa_kernel *kernel;
-  struct hsa_slot *slot;
-  struct hsa_arena *arena;
-  unsigned grid[3], block[3];
-  uint64_t start;
-};
-
-struct hsa_image;
-
-struct hsa_device
-{
-  int local;			/* Index in ok_hsa_agents.  */
-  int ord;			/* libgomp's number, for messages.  */
-  hsa_agent_t agent;
+  struct ok_device base;	/* First: the core's part.  */
+  hsa_agent_t agent;		/* ok_hsa_agents[BASE.LOCAL].  */
   char isa_name[96];		/* "amdgcn-amd-amdhsa--gfx906:xnack-".  */
   char gfx[24];			/* "gfx906".  */
   uint32_t arch;		/* 0x906, as ok_tgt_desc.arch.  */
   uint32_t cu_count;
-  char label[160];		/* "device 0 (gfx906)".  */
 
   hsa_region_t kernarg_region;	/* Host-visible, for kernel arguments.  */
   hsa_region_t data_region;	/* Coarse-grained device memory.  */
   hsa_queue_t *queue;
 
-  /* The queue's error callback saw a failure (a kernel faulted): the
-     queue is unusable.  */
+  /* What the queue's error callback saw when a kernel faulted (the
+     device is then broken and the queue unusable).  */
   hsa_status_t queue_error;
-  bool broken;
 
-  struct ok_mem_pool *pool;
-
-  pthread_mutex_t slot_lock;	/* Guards FREE_SLOTS and FREE_ARENAS.  */
-  struct hsa_slot *free_slots;
-  struct hsa_arena *free_arenas;
-
-  struct ok_image_list images;	/* Of struct hsa_image.  */
-
-  /* The completion thread of asynchronous launches, started lazily.  */
-  struct ok_completion async;
+  pthread_mutex_t slot_lock;	/* Guards FREE_SLOTS.  */
+  struct gcn_slot *free_slots;
+  /* Team arenas (teams * 64 KiB of device memory) of launches.  */
+  struct ok_scratch arenas;
 };
 
-static inline bool
-hsa_is_broken (const struct hsa_device *dev)
+/* The GCN device whose core half is D.  */
+static inline struct gcn_device *
+gcn_dev (struct ok_device *d)
 {
-  return __atomic_load_n (&dev->broken, __ATOMIC_RELAXED);
+  return (struct gcn_device *) d;
 }
-
-/* "offloadkit-gcn: device 0 (gfx906): " and the formatted text.  */
-void hsa_dev_error (const struct hsa_device *dev, const char *fmt, ...)
-  __attribute__ ((format (printf, 2, 3)));
-/* "...: WHAT: CALL: HSA_STATUS_X (text)".  */
-void hsa_call_error (const struct hsa_device *dev, const char *what,
-		     const char *call, hsa_status_t s);
-/* Teardown: true when S is success or not worth reporting (the device is
-   broken); else report "cannot WHAT" and return false.  */
-bool hsa_teardown_ok (const struct hsa_device *dev, hsa_status_t s,
-		      const char *what, const char *call);
 
 /* ---- hsa-elf.c ---- */
 
@@ -138,17 +118,14 @@ bool hsa_teardown_ok (const struct hsa_device *dev, hsa_status_t s,
    code object whose headers and sections lie inside it; store its
    EF_AMDGPU_MACH field in *MACH.  Else write why to ERR and return
    false.  */
-bool hsa_elf_check (const unsigned char *image, size_t size,
+bool gcn_elf_check (const unsigned char *image, size_t size,
 		    unsigned *mach, char *err, size_t errlen);
-/* The gfx number (0x906) of an EF_AMDGPU_MACH value, 0 if unknown
-   (ok_gcn_arch_of_mach).  */
-uint32_t hsa_mach_arch (unsigned mach);
 
 /* ---- hsa-image.c ---- */
 
 /* A kernel of a loaded image: what the address table gives libgomp for a
    function, and what run receives back.  */
-struct hsa_kernel
+struct gcn_kernel
 {
   char *name;
   uint64_t object;		/* Kernel descriptor address.  */
@@ -156,42 +133,43 @@ struct hsa_kernel
   uint32_t group_size;
   uint32_t private_size;
   uint32_t vgprs;		/* 0 when unknown.  */
-  struct hsa_image *image;
+  struct gcn_image *image;
 };
 
-struct hsa_image
+struct gcn_image
 {
-  struct ok_image_node node;	/* First: the device's list.  */
   hsa_executable_t exe;
   bool has_exe;
   hsa_code_object_reader_t reader;
   bool has_reader;
   void *heap;			/* Device heap of the newlib malloc.  */
   size_t num_kernels;
-  struct hsa_kernel *kernels;
-  struct hsa_kernel *fini;	/* _fini_array, run at unload; or NULL.  */
+  struct gcn_kernel *kernels;
+  struct gcn_kernel *fini;	/* _fini_array, run at unload; or NULL.  */
 };
 
-bool hsa_load_image (void *dev, const struct ok_image_req *req,
+bool gcn_load_image (struct ok_device *dev, struct ok_image_req *req,
 		     void **image);
-int hsa_load_gcc_image (void *dev, unsigned version, const void *target_data,
-			struct ok_addr_pair **table, void **image);
-bool hsa_unload_image (void *dev, void *image);
-bool hsa_unload_all (struct hsa_device *dev);
+bool gcn_load_gcc_image (struct ok_device *dev, struct ok_gcc_image_req *req,
+			 void **image);
+bool gcn_unload_image (struct ok_device *dev, void *image);
 
 /* ---- hsa-memory.c ---- */
 
-bool hsa_memory_init (struct hsa_device *dev);
-bool hsa_memory_fini (struct hsa_device *dev);
-/* Device memory straight from the data region (not pooled).  */
-void *hsa_raw_alloc (struct hsa_device *dev, size_t size, const char *what);
-bool hsa_raw_free (struct hsa_device *dev, void *ptr, const char *what);
+/* Device memory straight from the data region, WHAT in messages.  */
+void *gcn_region_alloc (struct gcn_device *dev, size_t size,
+			const char *what);
+bool gcn_region_free (struct gcn_device *dev, void *ptr, const char *what);
 
-void *hsa_alloc (void *dev, size_t size);
-bool hsa_free (void *dev, void *ptr);
-bool hsa_host2dev (void *dev, void *dst, const void *src, size_t n);
-bool hsa_dev2host (void *dev, void *dst, const void *src, size_t n);
-bool hsa_dev2dev (void *dev, void *dst, const void *src, size_t n);
+/* The same for the core's pool.  */
+void *gcn_raw_alloc (struct ok_device *dev, size_t size);
+bool gcn_raw_free (struct ok_device *dev, void *ptr);
+bool gcn_host2dev (struct ok_device *dev, void *dst, const void *src,
+		   size_t n);
+bool gcn_dev2host (struct ok_device *dev, void *dst, const void *src,
+		   size_t n);
+bool gcn_dev2dev (struct ok_device *dev, void *dst, const void *src,
+		  size_t n);
 
 /* ---- hsa-launch.c ---- */
 
@@ -236,17 +214,15 @@ struct gcn_kernargs
 /* The default size of each image's device heap (GCC's default too).  */
 #define GCN_HEAP_DEFAULT ((size_t) 100 * 1024 * 1024)
 
-bool hsa_run (void *dev, void *fn, void *tgt_vars,
-	      const struct ok_launch *launch);
-bool hsa_async_run (void *dev, void *fn, void *tgt_vars,
-		    const struct ok_launch *launch, void *async_data);
+bool gcn_launch (struct ok_device *dev, void *fn, void *tgt_vars,
+		 const struct ok_launch *launch, struct ok_job *job);
+bool gcn_finish (struct ok_device *dev, struct ok_job *job);
 /* Run KERNEL once with no arguments on one wavefront (constructors and
    destructors of an image).  */
-bool hsa_run_ctor (struct hsa_device *dev, const struct hsa_kernel *kernel);
-/* Set up DEV->async, the queue of the completion thread (which is
-   stopped with ok_completion_fini).  */
-void hsa_async_init (struct hsa_device *dev);
-/* Free the cached slots and arenas; false if freeing one failed.  */
-bool hsa_launch_fini (struct hsa_device *dev);
+bool gcn_run_ctor (struct gcn_device *dev, const struct gcn_kernel *kernel);
+/* Set up and free DEV's cached kernel-argument slots and team arenas;
+   false if freeing one failed.  */
+void gcn_launch_init (struct gcn_device *dev);
+bool gcn_launch_fini (struct gcn_device *dev);
 
 #endif /* OFFLOADKIT_HSA_INTERNAL_H */

@@ -1,6 +1,6 @@
 /* Launching GCN kernels: launch geometry, the kernel arguments GCC 12's
-   device runtime expects, AQL dispatch, waiting, device printf, and the
-   completion thread of asynchronous launches.
+   device runtime expects, AQL dispatch, waiting (for a target nowait
+   region, on the core's completion thread), and device printf.
 
    Geometry (facts from GCC 12's plugin, our own code): an OpenMP team is
    one work-group, an OpenMP thread one 64-lane wavefront.  The grid is
@@ -18,7 +18,6 @@
 #include <string.h>
 
 #include "hsa-internal.h"
-#include "trace.h"
 
 #define GCN_MAX_THREADS 16
 #define GCN_WAVEFRONT 64
@@ -28,10 +27,10 @@
 #define GCN_WAIT_SLICE 1000000u
 
 /* Device printf output of concurrent kernels is not interleaved.  */
-static pthread_mutex_t hsa_print_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t gcn_print_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void
-hsa_geometry (const struct hsa_device *dev, const struct hsa_kernel *k,
+gcn_geometry (const struct gcn_device *dev, const struct gcn_kernel *k,
 	      const struct ok_launch *launch, unsigned grid[3],
 	      unsigned block[3])
 {
@@ -52,7 +51,7 @@ hsa_geometry (const struct hsa_device *dev, const struct hsa_kernel *k,
       if (threads > fit)
 	{
 	  OK_DEBUG ("%s: kernel %s uses %u VGPRs: %d wavefronts per team,"
-		    " not %d", dev->label, k->name, (unsigned) k->vgprs, fit,
+		    " not %d", dev->base.label, k->name, (unsigned) k->vgprs, fit,
 		    threads);
 	  threads = fit;
 	}
@@ -66,11 +65,11 @@ hsa_geometry (const struct hsa_device *dev, const struct hsa_kernel *k,
 }
 
 /* A kernel-argument block and signal, reused when possible.  */
-static struct hsa_slot *
-hsa_slot_take (struct hsa_device *dev)
+static struct gcn_slot *
+gcn_slot_take (struct gcn_device *dev)
 {
   pthread_mutex_lock (&dev->slot_lock);
-  struct hsa_slot *slot = dev->free_slots;
+  struct gcn_slot *slot = dev->free_slots;
   if (slot != NULL)
     dev->free_slots = slot->next;
   pthread_mutex_unlock (&dev->slot_lock);
@@ -80,7 +79,7 @@ hsa_slot_take (struct hsa_device *dev)
   slot = calloc (1, sizeof *slot);
   if (slot == NULL)
     {
-      hsa_dev_error (dev, "out of memory");
+      ok_dev_error (&dev->base, "out of memory");
       return NULL;
     }
   void *args = NULL;
@@ -89,14 +88,14 @@ hsa_slot_take (struct hsa_device *dev)
 					       &args);
   if (s != HSA_STATUS_SUCCESS || args == NULL)
     {
-      hsa_call_error (dev, "cannot allocate kernel arguments",
+      ok_dev_call_error (&dev->base, "cannot allocate kernel arguments",
 		      "hsa_memory_allocate",
 		      s != HSA_STATUS_SUCCESS ? s : HSA_STATUS_ERROR);
       free (slot);
       return NULL;
     }
   slot->args = args;
-  /* hsa_console expects every print entry clear before a launch and
+  /* gcn_console expects every print entry clear before a launch and
      leaves them so; fresh memory need not be zero.  */
   struct gcn_kernargs *ka = args;
   for (unsigned i = 0; i < GCN_PRINT_ENTRIES; i++)
@@ -104,7 +103,7 @@ hsa_slot_take (struct hsa_device *dev)
   s = ok_hsa.hsa_signal_create (1, 0, NULL, &slot->signal);
   if (s != HSA_STATUS_SUCCESS)
     {
-      hsa_call_error (dev, "cannot create a completion signal",
+      ok_dev_call_error (&dev->base, "cannot create a completion signal",
 		      "hsa_signal_create", s);
       ok_hsa.hsa_memory_free (args);
       free (slot);
@@ -116,18 +115,18 @@ hsa_slot_take (struct hsa_device *dev)
 /* Free SLOT for good (after a failed launch, whose signal may never be
    decremented).  */
 static bool
-hsa_slot_destroy (struct hsa_device *dev, struct hsa_slot *slot)
+gcn_slot_destroy (struct gcn_device *dev, struct gcn_slot *slot)
 {
-  bool ok = hsa_teardown_ok (dev, ok_hsa.hsa_signal_destroy (slot->signal),
+  bool ok = ok_dev_teardown_ok (&dev->base, ok_hsa.hsa_signal_destroy (slot->signal),
 			     "destroy a signal", "hsa_signal_destroy");
-  ok &= hsa_teardown_ok (dev, ok_hsa.hsa_memory_free (slot->args),
+  ok &= ok_dev_teardown_ok (&dev->base, ok_hsa.hsa_memory_free (slot->args),
 			 "free kernel arguments", "hsa_memory_free");
   free (slot);
   return ok;
 }
 
 static void
-hsa_slot_give (struct hsa_device *dev, struct hsa_slot *slot)
+gcn_slot_give (struct gcn_device *dev, struct gcn_slot *slot)
 {
   pthread_mutex_lock (&dev->slot_lock);
   slot->next = dev->free_slots;
@@ -135,68 +134,44 @@ hsa_slot_give (struct hsa_device *dev, struct hsa_slot *slot)
   pthread_mutex_unlock (&dev->slot_lock);
 }
 
-/* TEAMS team arenas in one block of device memory.  */
-static struct hsa_arena *
-hsa_arena_take (struct hsa_device *dev, unsigned teams)
-{
-  size_t need = (size_t) teams * GCN_TEAM_ARENA;
-  pthread_mutex_lock (&dev->slot_lock);
-  struct hsa_arena **link = &dev->free_arenas;
-  while (*link != NULL && (*link)->size < need)
-    link = &(*link)->next;
-  struct hsa_arena *arena = *link;
-  if (arena != NULL)
-    *link = arena->next;
-  pthread_mutex_unlock (&dev->slot_lock);
-  if (arena != NULL)
-    return arena;
+/* Team arenas, kept for reuse (scratch.h).  */
 
-  arena = calloc (1, sizeof *arena);
-  if (arena == NULL)
-    {
-      hsa_dev_error (dev, "out of memory");
-      return NULL;
-    }
-  arena->size = need;
-  arena->ptr = hsa_raw_alloc (dev, need, "team arenas");
-  if (arena->ptr == NULL)
-    {
-      free (arena);
-      return NULL;
-    }
-  return arena;
+static void *
+gcn_arena_alloc (struct ok_device *d, size_t size, const char *kernel)
+{
+  char what[160];
+  snprintf (what, sizeof what, "the team arenas of kernel '%.120s'",
+	    kernel);
+  return gcn_region_alloc (gcn_dev (d), size, what);
 }
 
-static void
-hsa_arena_give (struct hsa_device *dev, struct hsa_arena *arena)
+static bool
+gcn_arena_free (struct ok_device *d, void *ptr)
 {
-  pthread_mutex_lock (&dev->slot_lock);
-  arena->next = dev->free_arenas;
-  dev->free_arenas = arena;
-  pthread_mutex_unlock (&dev->slot_lock);
+  return gcn_region_free (gcn_dev (d), ptr, "team arenas");
+}
+
+void
+gcn_launch_init (struct gcn_device *dev)
+{
+  pthread_mutex_init (&dev->slot_lock, NULL);
+  ok_scratch_init (&dev->arenas, gcn_arena_alloc, gcn_arena_free);
 }
 
 bool
-hsa_launch_fini (struct hsa_device *dev)
+gcn_launch_fini (struct gcn_device *dev)
 {
   bool ok = true;
-  struct hsa_slot *slot = dev->free_slots;
+  struct gcn_slot *slot = dev->free_slots;
   while (slot != NULL)
     {
-      struct hsa_slot *next = slot->next;
-      ok &= hsa_slot_destroy (dev, slot);
+      struct gcn_slot *next = slot->next;
+      ok &= gcn_slot_destroy (dev, slot);
       slot = next;
     }
   dev->free_slots = NULL;
-  struct hsa_arena *arena = dev->free_arenas;
-  while (arena != NULL)
-    {
-      struct hsa_arena *next = arena->next;
-      ok &= hsa_raw_free (dev, arena->ptr, "team arenas");
-      free (arena);
-      arena = next;
-    }
-  dev->free_arenas = NULL;
+  ok &= ok_scratch_fini (&dev->base, &dev->arenas);
+  pthread_mutex_destroy (&dev->slot_lock);
   return ok;
 }
 
@@ -204,13 +179,13 @@ hsa_launch_fini (struct hsa_device *dev)
    FINAL: the kernel has finished, print everything and leave every entry
    clear, as the block's next launch expects.  */
 static void
-hsa_console (struct gcn_kernargs *args, bool final)
+gcn_console (struct gcn_kernargs *args, bool final)
 {
   unsigned from = __atomic_load_n (&args->output.consumed, __ATOMIC_ACQUIRE);
   unsigned to = __atomic_load_n (&args->output.next_output, __ATOMIC_ACQUIRE);
   if (from == to)
     return;
-  pthread_mutex_lock (&hsa_print_lock);
+  pthread_mutex_lock (&gcn_print_lock);
   if (from > to)
     {
       if (final)
@@ -240,19 +215,19 @@ hsa_console (struct gcn_kernargs *args, bool final)
 	__atomic_store_n (&args->output.consumed, i + 1, __ATOMIC_RELEASE);
       }
   fflush (stdout);
-  pthread_mutex_unlock (&hsa_print_lock);
+  pthread_mutex_unlock (&gcn_print_lock);
 }
 
 /* Fill SLOT's kernel arguments and put one dispatch packet for K on DEV's
    queue.  */
 static bool
-hsa_dispatch (struct hsa_device *dev, const struct hsa_kernel *k,
+gcn_dispatch (struct gcn_device *dev, const struct gcn_kernel *k,
 	      void *tgt_vars, const unsigned grid[3], const unsigned block[3],
-	      struct hsa_slot *slot, struct hsa_arena *arena)
+	      struct gcn_slot *slot, struct ok_scratch_block *arena)
 {
-  if (hsa_is_broken (dev))
+  if (ok_dev_broken (&dev->base))
     {
-      hsa_dev_error (dev, "cannot run kernel '%s': an earlier kernel failed"
+      ok_dev_error (&dev->base, "cannot run kernel '%s': an earlier kernel failed"
 		     " and the queue is unusable", k->name);
       return false;
     }
@@ -266,7 +241,7 @@ hsa_dispatch (struct hsa_device *dev, const struct hsa_kernel *k,
   args->output.next_output = 0;
   args->output.consumed = 0;
   /* The print entries are clear: since the block was allocated, or left
-     so by the last launch's hsa_console.  */
+     so by the last launch's gcn_console.  */
   ok_hsa.hsa_signal_store_relaxed (slot->signal, 1);
 
   hsa_queue_t *q = dev->queue;
@@ -274,9 +249,9 @@ hsa_dispatch (struct hsa_device *dev, const struct hsa_kernel *k,
   /* Wait for the packet processor to free the slot.  */
   while (index - ok_hsa.hsa_queue_load_read_index_scacquire (q) >= q->size)
     {
-      if (hsa_is_broken (dev))
+      if (ok_dev_broken (&dev->base))
 	{
-	  hsa_dev_error (dev, "cannot run kernel '%s': the queue failed",
+	  ok_dev_error (&dev->base, "cannot run kernel '%s': the queue failed",
 			 k->name);
 	  return false;
 	}
@@ -313,29 +288,29 @@ hsa_dispatch (struct hsa_device *dev, const struct hsa_kernel *k,
 /* Wait for the dispatch of K that uses SLOT, printing the device's output
    as it comes; handle exit and abort called on the device.  */
 static bool
-hsa_wait (struct hsa_device *dev, const struct hsa_kernel *k,
-	  struct hsa_slot *slot)
+gcn_wait (struct gcn_device *dev, const struct gcn_kernel *k,
+	  struct gcn_slot *slot)
 {
   while (ok_hsa.hsa_signal_wait_scacquire (slot->signal,
 					   HSA_SIGNAL_CONDITION_LT, 1,
 					   GCN_WAIT_SLICE,
 					   HSA_WAIT_STATE_BLOCKED) >= 1)
     {
-      if (hsa_is_broken (dev))
+      if (ok_dev_broken (&dev->base))
 	{
 	  hsa_status_t s = __atomic_load_n (&dev->queue_error,
 					    __ATOMIC_ACQUIRE);
 	  char err[OK_HSA_ERRLEN];
 	  /* The queue's callback cannot tell which packet faulted: every
 	     kernel waiting on the queue ends here.  */
-	  hsa_dev_error (dev, "kernel '%s' did not complete: the device queue"
+	  ok_dev_error (&dev->base, "kernel '%s' did not complete: the device queue"
 			 " failed with %s; the fault may be another kernel's",
 			 k->name, ok_hsa_status (s, err, sizeof err));
 	  return false;
 	}
-      hsa_console (slot->args, false);
+      gcn_console (slot->args, false);
     }
-  hsa_console (slot->args, true);
+  gcn_console (slot->args, true);
 
   unsigned rv = (unsigned) slot->args->output.return_value;
   switch (rv >> 16)
@@ -345,156 +320,95 @@ hsa_wait (struct hsa_device *dev, const struct hsa_kernel *k,
     case 0xffff:		/* exit or abort on the device.  */
       if (((rv >> 8) & 0xff) == SIGABRT)
 	{
-	  hsa_dev_error (dev, "kernel '%s' aborted", k->name);
+	  ok_dev_error (&dev->base, "kernel '%s' aborted", k->name);
 	  abort ();
 	}
       /* Bits 15:8 name a signal; only exit leaves them 0.  Ending the
 	 host with the low byte (often 0) would hide the failure.  */
       if (((rv >> 8) & 0xff) != 0)
 	{
-	  hsa_dev_error (dev, "kernel '%s' was terminated by signal %u"
+	  ok_dev_error (&dev->base, "kernel '%s' was terminated by signal %u"
 			 " (expected exit, which leaves 0 there, or abort)",
 			 k->name, (rv >> 8) & 0xff);
 	  abort ();
 	}
-      OK_DEBUG ("%s: kernel %s called exit (%u)", dev->label, k->name,
+      OK_DEBUG ("%s: kernel %s called exit (%u)", dev->base.label, k->name,
 		rv & 0xff);
-      exit ((int) (rv & 0xff));
+      ok_device_exit ((int) (rv & 0xff));
     default:
-      hsa_dev_error (dev, "kernel '%s' left a corrupt exit value %#x",
+      ok_dev_error (&dev->base, "kernel '%s' left a corrupt exit value %#x",
 		     k->name, rv);
       return false;
     }
 }
 
-/* The trace's grid counts work-groups (teams), as CUDA's counts blocks;
-   the packet's grid counts work-items.  */
-static void
-hsa_trace_launch (const struct hsa_device *dev, const struct hsa_job *job,
-		  bool async)
-{
-  unsigned groups[3] = { job->grid[0], 1, 1 };
-  ok_trace_launch (dev->ord, "hsa", job->kernel->name, groups, job->block,
-		   async, job->start, ok_trace_now ());
-}
-
 /* Everything a launch holds.  */
 static void
-hsa_job_release (struct hsa_device *dev, struct hsa_job *job)
+gcn_job_release (struct gcn_device *dev, struct gcn_job *job)
 {
   if (job->slot != NULL)
-    hsa_slot_give (dev, job->slot);
+    gcn_slot_give (dev, job->slot);
   if (job->arena != NULL)
-    hsa_arena_give (dev, job->arena);
+    ok_scratch_give (&dev->base, &dev->arenas, job->arena);
   job->slot = NULL;
   job->arena = NULL;
 }
 
-static bool
-hsa_start (struct hsa_device *dev, void *fn, void *tgt_vars,
-	   const struct ok_launch *launch, struct hsa_job *job)
+bool
+gcn_launch (struct ok_device *d, void *fn, void *tgt_vars,
+	    const struct ok_launch *launch, struct ok_job *j)
 {
-  const struct hsa_kernel *k = fn;
+  struct gcn_device *dev = gcn_dev (d);
+  struct gcn_job *job = (struct gcn_job *) j;
+  const struct gcn_kernel *k = fn;
+  unsigned grid[3], block[3];
+  gcn_geometry (dev, k, launch, grid, block);
+  /* The trace's grid counts work-groups (teams), as CUDA's counts blocks;
+     the packet's grid counts work-items.  */
   job->kernel = k;
-  hsa_geometry (dev, k, launch, job->grid, job->block);
-  job->start = ok_trace_on () ? ok_trace_now () : 0;
-  job->slot = hsa_slot_take (dev);
+  j->kernel = k->name;
+  j->grid[0] = grid[0];
+  j->grid[1] = j->grid[2] = 1;
+  memcpy (j->block, block, sizeof j->block);
+  job->slot = gcn_slot_take (dev);
   if (job->slot == NULL)
     return false;
-  job->arena = hsa_arena_take (dev, job->grid[0]);
+  job->arena = ok_scratch_take (d, &dev->arenas,
+			       (size_t) grid[0] * GCN_TEAM_ARENA, k->name);
   if (job->arena == NULL
-      || !hsa_dispatch (dev, k, tgt_vars, job->grid, job->block, job->slot,
+      || !gcn_dispatch (dev, k, tgt_vars, grid, block, job->slot,
 			job->arena))
     {
-      hsa_job_release (dev, job);
+      gcn_job_release (dev, job);
       return false;
     }
-  OK_DEBUG ("%s: dispatched %s: %u teams of %u wavefronts", dev->label,
-	    k->name, job->grid[0], job->grid[2]);
+  OK_DEBUG ("%s: dispatched %s: %u teams of %u wavefronts", d->label,
+	    k->name, grid[0], grid[2]);
   return true;
 }
 
 bool
-hsa_run (void *d, void *fn, void *tgt_vars, const struct ok_launch *launch)
+gcn_finish (struct ok_device *d, struct ok_job *j)
 {
-  struct hsa_device *dev = d;
-  struct hsa_job job;
-  memset (&job, 0, sizeof job);
-  if (!hsa_start (dev, fn, tgt_vars, launch, &job))
-    return false;
-  bool ok = hsa_wait (dev, job.kernel, job.slot);
-  if (ok && ok_trace_on ())
-    hsa_trace_launch (dev, &job, false);
+  struct gcn_device *dev = gcn_dev (d);
+  struct gcn_job *job = (struct gcn_job *) j;
+  bool ok = gcn_wait (dev, job->kernel, job->slot);
   /* After a fault the slot's signal may still be pending: drop it.  */
   if (!ok)
     {
-      hsa_slot_destroy (dev, job.slot);
-      job.slot = NULL;
+      gcn_slot_destroy (dev, job->slot);
+      job->slot = NULL;
     }
-  hsa_job_release (dev, &job);
+  gcn_job_release (dev, job);
   return ok;
 }
 
 bool
-hsa_run_ctor (struct hsa_device *dev, const struct hsa_kernel *k)
+gcn_run_ctor (struct gcn_device *dev, const struct gcn_kernel *k)
 {
   struct ok_launch launch;
   memset (&launch, 0, sizeof launch);
   launch.num_teams = 1;
   launch.thread_limit = 1;
-  return hsa_run (dev, (void *) k, NULL, &launch);
-}
-
-/* The completion thread waits for asynchronous launches in the order they
-   were dispatched.  */
-static void
-hsa_completion_finish (void *d, struct ok_completion_job *link)
-{
-  struct hsa_device *dev = d;
-  struct hsa_job *job = (struct hsa_job *) link;
-  if (!hsa_wait (dev, job->kernel, job->slot))
-    /* Only libgomp could be told, and it can only stop.  */
-    GOMP_PLUGIN_fatal ("offloadkit-%s: asynchronous target region on %s"
-		       " cannot complete", ok_plugin.name, dev->label);
-  if (ok_trace_on ())
-    hsa_trace_launch (dev, job, true);
-  hsa_job_release (dev, job);
-  free (job);
-}
-
-void
-hsa_async_init (struct hsa_device *dev)
-{
-  ok_completion_init (&dev->async, dev, NULL, hsa_completion_finish);
-}
-
-bool
-hsa_async_run (void *d, void *fn, void *tgt_vars,
-	       const struct ok_launch *launch, void *async_data)
-{
-  struct hsa_device *dev = d;
-  /* The thread first: once the kernel is dispatched there is no going
-     back.  */
-  int err = ok_completion_start (&dev->async);
-  if (err != 0)
-    {
-      hsa_dev_error (dev, "cannot start the completion thread: %s",
-		     strerror (err));
-      return false;
-    }
-
-  struct hsa_job *job = calloc (1, sizeof *job);
-  if (job == NULL)
-    {
-      hsa_dev_error (dev, "out of memory");
-      return false;
-    }
-  if (!hsa_start (dev, fn, tgt_vars, launch, job))
-    {
-      free (job);
-      return false;
-    }
-  job->link.async_data = async_data;
-  ok_completion_push (&dev->async, &job->link);
-  return true;
+  return ok_device_run (&dev->base, (void *) k, NULL, &launch);
 }

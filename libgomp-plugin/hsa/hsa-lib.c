@@ -24,10 +24,10 @@ hsa_agent_t ok_hsa_agents[HSA_MAX_AGENTS];
 
 /* Kept open for the life of the process, as libgomp never unloads a
    plugin and queues and executables depend on it.  */
-static void *hsa_handle;
+static void *gcn_handle;
 
-const char *
-ok_hsa_status (hsa_status_t s, char *buf, size_t len)
+void
+gcn_describe_result (int code, const char **name, const char **text)
 {
   static const struct { hsa_status_t s; const char *name; } names[] = {
     { HSA_STATUS_SUCCESS, "HSA_STATUS_SUCCESS" },
@@ -41,43 +41,32 @@ ok_hsa_status (hsa_status_t s, char *buf, size_t len)
     { HSA_STATUS_ERROR_INVALID_SYMBOL_NAME,
       "HSA_STATUS_ERROR_INVALID_SYMBOL_NAME" },
   };
-  const char *name = NULL, *text = NULL;
+  hsa_status_t s = (hsa_status_t) code;
+  *name = NULL;
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (names[i].s == s)
-      name = names[i].name;
+      *name = names[i].name;
   if (ok_hsa.hsa_status_string == NULL
-      || ok_hsa.hsa_status_string (s, &text) != HSA_STATUS_SUCCESS)
-    text = NULL;
-  /* The runtime's text already starts with the name of the status.  */
-  if (text != NULL && name != NULL && strncmp (text, name, strlen (name)) == 0)
-    snprintf (buf, len, "%s", text);
-  else if (text != NULL && name != NULL)
-    snprintf (buf, len, "%s (%s)", name, text);
-  else if (text != NULL)
-    snprintf (buf, len, "HSA status %#x (%s)", (unsigned) s, text);
-  else if (name != NULL)
-    snprintf (buf, len, "%s", name);
-  else
-    snprintf (buf, len, "HSA status %#x", (unsigned) s);
-  return buf;
+      || ok_hsa.hsa_status_string (s, text) != HSA_STATUS_SUCCESS)
+    *text = NULL;
 }
 
 /* The entry points, for ok_dynlib_load.  */
-static const struct ok_dynsym hsa_syms[] = {
+static const struct ok_dynsym gcn_syms[] = {
 #define OK_HSA_FN(fn, ret, required, params)				\
   { #fn, required, offsetof (struct ok_hsa_api, fn) },
 #include "hsa-calls.def"
 #undef OK_HSA_FN
 };
 
-static const struct ok_dynlib hsa_lib = {
+static const struct ok_dynlib gcn_lib = {
   .env = "OFFLOADKIT_HSA_LIBRARY",
   .default_path = "libhsa-runtime64.so.1",
   .library = "HSA runtime",
   .a_library = "an HSA runtime",
   .devices = "GCN",
-  .syms = hsa_syms,
-  .nsyms = sizeof hsa_syms / sizeof hsa_syms[0],
+  .syms = gcn_syms,
+  .nsyms = sizeof gcn_syms / sizeof gcn_syms[0],
 };
 
 struct agent_walk
@@ -87,7 +76,7 @@ struct agent_walk
 };
 
 static hsa_status_t
-hsa_collect_agent (hsa_agent_t agent, void *data)
+gcn_collect_agent (hsa_agent_t agent, void *data)
 {
   struct agent_walk *walk = data;
   hsa_device_type_t type = HSA_DEVICE_TYPE_CPU;
@@ -107,7 +96,7 @@ int
 ok_hsa_load (void)
 {
   bool chosen;
-  const char *path = ok_dynlib_path (&hsa_lib, &chosen);
+  const char *path = ok_dynlib_path (&gcn_lib, &chosen);
   if (!chosen)
     {
       int fd = open ("/dev/kfd", O_RDWR | O_CLOEXEC);
@@ -122,7 +111,7 @@ ok_hsa_load (void)
     }
 
   struct ok_hsa_api api;
-  void *handle = ok_dynlib_load (&hsa_lib, path, chosen, &api);
+  void *handle = ok_dynlib_load (&gcn_lib, path, chosen, &api);
   if (handle == NULL)
     return 0;
   ok_hsa = api;
@@ -133,23 +122,20 @@ ok_hsa_load (void)
     {
       /* With /dev/kfd present a failing hsa_init is a real problem (no
 	 permission to use the GPU, a broken installation): say so.  */
-      GOMP_PLUGIN_error ("offloadkit-%s: cannot initialise the HSA runtime"
-			 " (%s): hsa_init: %s; no GCN devices", ok_plugin.name,
-			 path, ok_hsa_status (s, err, sizeof err));
+      ok_error ("cannot initialise the HSA runtime (%s): hsa_init: %s; no"
+		" GCN devices", path, ok_hsa_status (s, err, sizeof err));
       memset (&ok_hsa, 0, sizeof ok_hsa);
       dlclose (handle);
       return 0;
     }
 
   struct agent_walk walk = { 0, HSA_STATUS_SUCCESS };
-  s = ok_hsa.hsa_iterate_agents (hsa_collect_agent, &walk);
+  s = ok_hsa.hsa_iterate_agents (gcn_collect_agent, &walk);
   if (s != HSA_STATUS_SUCCESS || walk.error != HSA_STATUS_SUCCESS)
     {
-      GOMP_PLUGIN_error ("offloadkit-%s: cannot list HSA agents:"
-			 " hsa_iterate_agents: %s; no GCN devices",
-			 ok_plugin.name,
-			 ok_hsa_status (s != HSA_STATUS_SUCCESS ? s : walk.error,
-					err, sizeof err));
+      ok_error ("cannot list HSA agents: hsa_iterate_agents: %s; no GCN"
+		" devices", ok_hsa_status (s != HSA_STATUS_SUCCESS ? s
+					   : walk.error, err, sizeof err));
       walk.count = 0;
     }
   OK_DEBUG ("HSA runtime %s: %d GPU agent%s", path, walk.count,
@@ -162,6 +148,6 @@ ok_hsa_load (void)
       dlclose (handle);
       return 0;
     }
-  hsa_handle = handle;
+  gcn_handle = handle;
   return walk.count;
 }

@@ -1,11 +1,11 @@
 /* Device memory and copies of the HSA backend.
 
-   libgomp allocates and frees device memory for every map clause;
-   hsa_memory_allocate on the coarse-grained region is a kernel-driver
-   call, so small requests go through the shared pool (mem-pool.h).
-   OFFLOADKIT_GCN_POOL_MAX sets the largest pooled request (bytes; 0 turns
-   the pool off).  Copies use hsa_memory_copy, which accepts any mix of
-   host and device pointers and returns when the copy is complete.  */
+   Allocations come from the agent's coarse-grained data region;
+   hsa_memory_allocate is a kernel-driver call, so the core's pool serves
+   small requests from large chunks (OFFLOADKIT_GCN_POOL_MAX sets the
+   largest pooled request, in bytes; 0 turns the pool off).  Copies use
+   hsa_memory_copy, which accepts any mix of host and device pointers and
+   returns when the copy is complete.  */
 
 #include <stdint.h>
 #include <stdio.h>
@@ -13,92 +13,51 @@
 
 #include "hsa-internal.h"
 
-
 void *
-hsa_raw_alloc (struct hsa_device *dev, size_t size, const char *what)
+gcn_region_alloc (struct gcn_device *dev, size_t size, const char *what)
 {
   void *p = NULL;
   hsa_status_t s = ok_hsa.hsa_memory_allocate (dev->data_region,
 					       size == 0 ? 1 : size, &p);
   if (s != HSA_STATUS_SUCCESS || p == NULL)
     {
-      char buf[160];
+      char buf[256];
       snprintf (buf, sizeof buf, "cannot allocate %zu bytes for %s", size,
 		what);
-      hsa_call_error (dev, buf, "hsa_memory_allocate",
-		      s != HSA_STATUS_SUCCESS ? s : HSA_STATUS_ERROR);
+      ok_dev_call_error (&dev->base, buf, "hsa_memory_allocate",
+			 s != HSA_STATUS_SUCCESS ? s : HSA_STATUS_ERROR);
       return NULL;
     }
   return p;
 }
 
 bool
-hsa_raw_free (struct hsa_device *dev, void *ptr, const char *what)
+gcn_region_free (struct gcn_device *dev, void *ptr, const char *what)
 {
   hsa_status_t s = ok_hsa.hsa_memory_free (ptr);
   if (s == HSA_STATUS_SUCCESS)
     return true;
-  /* The message only when there is one to give.  */
+  /* After a fault the runtime may refuse: not worth a message, nor a
+     failure of the device's finalisation.  */
   char buf[160];
   snprintf (buf, sizeof buf, "free %s at %p", what, ptr);
-  return hsa_teardown_ok (dev, s, buf, "hsa_memory_free");
-}
-
-static void *
-hsa_pool_alloc (void *ctx, size_t size)
-{
-  return hsa_raw_alloc (ctx, size, "device memory");
-}
-
-static bool
-hsa_pool_free (void *ctx, void *ptr)
-{
-  return hsa_raw_free (ctx, ptr, "device memory");
-}
-
-static const struct ok_mem_pool_ops hsa_pool_ops = {
-  .alloc = hsa_pool_alloc,
-  .free = hsa_pool_free,
-};
-
-bool
-hsa_memory_init (struct hsa_device *dev)
-{
-  size_t pool_max;
-  dev->pool = ok_device_pool_new (&hsa_pool_ops, dev,
-				  "OFFLOADKIT_GCN_POOL_MAX", &pool_max);
-  return dev->pool != NULL;
-}
-
-bool
-hsa_memory_fini (struct hsa_device *dev)
-{
-  bool ok = true;
-  if (dev->pool != NULL)
-    {
-      ok = (ok_device_pool_destroy (dev->pool, dev->label)
-	    || hsa_is_broken (dev));
-      dev->pool = NULL;
-    }
-  return ok;
+  return ok_dev_teardown_ok (&dev->base, s, buf, "hsa_memory_free");
 }
 
 void *
-hsa_alloc (void *d, size_t size)
+gcn_raw_alloc (struct ok_device *dev, size_t size)
 {
-  struct hsa_device *dev = d;
-  return ok_mem_pool_alloc (dev->pool, size);
+  return gcn_region_alloc (gcn_dev (dev), size, "device memory");
 }
 
 bool
-hsa_free (void *d, void *ptr)
+gcn_raw_free (struct ok_device *dev, void *ptr)
 {
-  struct hsa_device *dev = d;
-  return ok_mem_pool_free (dev->pool, ptr);
+  return gcn_region_free (gcn_dev (dev), ptr, "device memory");
 }
 
 static bool
-hsa_copy (struct hsa_device *dev, void *dst, const void *src, size_t n,
+gcn_copy (struct ok_device *dev, void *dst, const void *src, size_t n,
 	  const char *dir)
 {
   if (n == 0)
@@ -109,26 +68,26 @@ hsa_copy (struct hsa_device *dev, void *dst, const void *src, size_t n,
       char what[160];
       snprintf (what, sizeof what, "cannot copy %zu bytes %s (%p to %p)", n,
 		dir, src, dst);
-      hsa_call_error (dev, what, "hsa_memory_copy", s);
+      ok_dev_call_error (dev, what, "hsa_memory_copy", s);
       return false;
     }
   return true;
 }
 
 bool
-hsa_host2dev (void *dev, void *dst, const void *src, size_t n)
+gcn_host2dev (struct ok_device *dev, void *dst, const void *src, size_t n)
 {
-  return hsa_copy (dev, dst, src, n, "to the device");
+  return gcn_copy (dev, dst, src, n, "to the device");
 }
 
 bool
-hsa_dev2host (void *dev, void *dst, const void *src, size_t n)
+gcn_dev2host (struct ok_device *dev, void *dst, const void *src, size_t n)
 {
-  return hsa_copy (dev, dst, src, n, "from the device");
+  return gcn_copy (dev, dst, src, n, "from the device");
 }
 
 bool
-hsa_dev2dev (void *dev, void *dst, const void *src, size_t n)
+gcn_dev2dev (struct ok_device *dev, void *dst, const void *src, size_t n)
 {
-  return hsa_copy (dev, dst, src, n, "within the device");
+  return gcn_copy (dev, dst, src, n, "within the device");
 }

@@ -1,0 +1,303 @@
+/* Devices: libgomp numbers a plugin's devices 0..N-1 (its "target id").
+   The core gives each backend a contiguous range of those numbers, in the
+   order of OK_PLUGIN.backends, starts a device when libgomp asks, and
+   stops it: first waiting for its asynchronous launches, then unloading
+   its images and freeing its pool, then letting the backend free the
+   rest (as LLVM's GenericDeviceTy::deinit orders it).  */
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core-internal.h"
+#include "trace.h"
+
+/* A plugin combines at most a few kinds of device.  */
+#define CORE_MAX_BACKENDS 8
+
+/* Filled once, by the first entry point that needs it (normally
+   GOMP_OFFLOAD_get_num_devices), and kept until the plugin is unloaded.  */
+static pthread_mutex_t core_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool core_probed;
+static int core_num_devices;
+static struct core_slot *core_slots;
+
+/* Whether backend B can be driven by this core: a programming error
+   otherwise, said once with GOMP_DEBUG=1, and B offers no devices.  */
+static bool
+core_backend_ok (const struct ok_backend *b)
+{
+  bool ok = (b->device_size >= sizeof (struct ok_device)
+	     && b->job_size >= sizeof (struct ok_job)
+	     && b->job_size <= OK_JOB_MAX
+	     && ((b->raw_alloc != NULL && b->raw_free != NULL)
+		 || (b->alloc != NULL && b->free != NULL))
+	     && b->launch != NULL && b->finish != NULL);
+  if (!ok)
+    OK_DEBUG ("backend %s is incomplete; no %s devices", b->name, b->name);
+  return ok;
+}
+
+/* Ask every backend how many devices it has, once.  */
+static void
+core_probe (void)
+{
+  /* Every entry point comes here; after the first, no lock is needed.  */
+  if (__atomic_load_n (&core_probed, __ATOMIC_ACQUIRE))
+    return;
+  pthread_mutex_lock (&core_lock);
+  if (core_probed)
+    {
+      pthread_mutex_unlock (&core_lock);
+      return;
+    }
+
+  /* Before the backends start: they may report what they load.  */
+  ok_trace_init ();
+
+  int counts[CORE_MAX_BACKENDS] = { 0 };
+  int total = 0;
+  for (int b = 0; b < CORE_MAX_BACKENDS && ok_plugin.backends[b] != NULL;
+       b++)
+    {
+      const struct ok_backend *backend = ok_plugin.backends[b];
+      int n = core_backend_ok (backend) ? backend->probe () : 0;
+      if (n < 0 || n > 4096)
+	n = 0;
+      counts[b] = n;
+      total += n;
+      OK_DEBUG ("%d %s device%s", n, backend->name, n == 1 ? "" : "s");
+    }
+
+  struct core_slot *slots = NULL;
+  if (total > 0)
+    {
+      slots = calloc ((size_t) total, sizeof *slots);
+      if (slots == NULL)
+	{
+	  ok_error ("out of memory");
+	  total = 0;
+	}
+    }
+  int ord = 0;
+  for (int b = 0; slots != NULL && b < CORE_MAX_BACKENDS
+		  && ok_plugin.backends[b] != NULL; b++)
+    for (int i = 0; i < counts[b]; i++, ord++)
+      {
+	slots[ord].backend = ok_plugin.backends[b];
+	slots[ord].local = i;
+	pthread_mutex_init (&slots[ord].lock, NULL);
+      }
+
+  core_slots = slots;
+  core_num_devices = ord;
+  __atomic_store_n (&core_probed, true, __ATOMIC_RELEASE);
+  pthread_mutex_unlock (&core_lock);
+}
+
+struct core_slot *
+core_slot (int ord, const char *what)
+{
+  core_probe ();
+  if (ord < 0 || ord >= core_num_devices)
+    {
+      ok_error ("cannot %s: no device %d (the plugin has %d)", what, ord,
+		core_num_devices);
+      return NULL;
+    }
+  return &core_slots[ord];
+}
+
+struct ok_device *
+core_device (int ord, const char *what)
+{
+  struct core_slot *slot = core_slot (ord, what);
+  if (slot == NULL)
+    return NULL;
+  struct ok_device *dev = __atomic_load_n (&slot->dev, __ATOMIC_ACQUIRE);
+  if (dev == NULL)
+    ok_error ("cannot %s: device %d is not initialised", what, ord);
+  return dev;
+}
+
+void
+ok_device_set_label (struct ok_device *dev, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  vsnprintf (dev->label, sizeof dev->label, fmt, ap);
+  va_end (ap);
+}
+
+/* Identity.  */
+
+unsigned
+GOMP_OFFLOAD_version (void)
+{
+  return OK_GOMP_VERSION;
+}
+
+const char *
+GOMP_OFFLOAD_get_name (void)
+{
+  return ok_plugin.name;
+}
+
+unsigned int
+GOMP_OFFLOAD_get_caps (void)
+{
+  return ok_plugin.caps;
+}
+
+int
+GOMP_OFFLOAD_get_type (void)
+{
+  return ok_plugin.device_type;
+}
+
+/* GCC 12 calls this without arguments (later versions pass the "requires"
+   mask, which we could ignore the same way).  */
+int
+GOMP_OFFLOAD_get_num_devices (void)
+{
+  core_probe ();
+  return core_num_devices;
+}
+
+/* Starting and stopping.  */
+
+/* Free DEV's core half and DEV.  */
+static void
+core_device_free (struct ok_device *dev)
+{
+  ok_completion_destroy (&dev->async);
+  pthread_mutex_destroy (&dev->images_lock);
+  free (dev);
+}
+
+/* Allocate and start device ORD of SLOT; NULL after an error.  */
+static struct ok_device *
+core_device_start (struct core_slot *slot, int ord)
+{
+  const struct ok_backend *backend = slot->backend;
+  struct ok_device *dev = calloc (1, backend->device_size);
+  if (dev == NULL)
+    {
+      ok_error ("device %d: out of memory", ord);
+      return NULL;
+    }
+  dev->backend = backend;
+  dev->local = slot->local;
+  dev->ord = ord;
+  ok_device_set_label (dev, "device %d", ord);
+  ok_completion_init (&dev->async, dev, core_complete);
+  pthread_mutex_init (&dev->images_lock, NULL);
+  /* The pool first: it only reads its setting and takes device memory
+     when asked for some.  */
+  if (!core_pool_init (dev))
+    {
+      core_device_free (dev);
+      return NULL;
+    }
+  if (!backend->init_device (dev))
+    {
+      core_pool_fini (dev);
+      core_device_free (dev);
+      return NULL;
+    }
+  return dev;
+}
+
+bool
+GOMP_OFFLOAD_init_device (int ord)
+{
+  struct core_slot *slot = core_slot (ord, "initialise a device");
+  if (slot == NULL)
+    return false;
+  pthread_mutex_lock (&slot->lock);
+  bool ok = true;
+  if (slot->dev == NULL)
+    {
+      struct ok_device *dev = core_device_start (slot, ord);
+      __atomic_store_n (&slot->dev, dev, __ATOMIC_RELEASE);
+      ok = dev != NULL;
+      OK_DEBUG ("device %d (%s %d) %s", ord, slot->backend->name, slot->local,
+		ok ? "initialised" : "failed to initialise");
+    }
+  pthread_mutex_unlock (&slot->lock);
+  return ok;
+}
+
+/* Stop DEV: its asynchronous launches, its images, its pool, then the
+   backend's part.  False if a step failed (reported); the device is gone
+   anyway.  */
+static bool
+core_device_stop (struct ok_device *dev)
+{
+  if (ok_region_device () != NULL)
+    {
+      /* exit () called inside a region (libgomp finalises devices from
+	 atexit): the threads this would wait for (the region's device's
+	 worker, and any device's waiting for the region to end) wait for
+	 this one.  Leave everything to the ending process.  */
+      OK_DEBUG ("%s left running: the program exits from inside a target"
+		" region", dev->label);
+      return true;
+    }
+  if (!ok_completion_fini (&dev->async))
+    {
+      /* Called from the completion thread (by a completion that ended
+	 the program): it is in the middle of its work.  */
+      OK_DEBUG ("%s left running: the program exits from a completion",
+		dev->label);
+      return true;
+    }
+  if (dev->backend->fini_enter != NULL && !dev->backend->fini_enter (dev))
+    {
+      /* The driver is gone (the process is exiting and its own exit
+	 handlers ran first), and has taken everything with it.  */
+      OK_DEBUG ("%s: its driver is already shut down", dev->label);
+      return true;
+    }
+  bool ok = core_images_unload_all (dev);
+  ok &= core_pool_fini (dev);
+  ok &= dev->backend->fini_device (dev);
+  core_device_free (dev);
+  return ok;
+}
+
+bool
+GOMP_OFFLOAD_fini_device (int ord)
+{
+  struct core_slot *slot = core_slot (ord, "finalise a device");
+  if (slot == NULL)
+    return false;
+  pthread_mutex_lock (&slot->lock);
+  bool ok = true;
+  struct ok_device *dev = slot->dev;
+  if (dev != NULL)
+    {
+      __atomic_store_n (&slot->dev, NULL, __ATOMIC_RELEASE);
+      ok = core_device_stop (dev);
+      OK_DEBUG ("device %d (%s %d) finalised", ord, slot->backend->name,
+		slot->local);
+    }
+  pthread_mutex_unlock (&slot->lock);
+  return ok;
+}
+
+/* When the plugin is unloaded (dlclose; libgomp itself never does), free
+   the device table, unless a device is still running: then its backend
+   may still use it, and the process is about to end anyway.  */
+__attribute__ ((destructor)) static void
+core_unload (void)
+{
+  for (int i = 0; i < core_num_devices; i++)
+    if (core_slots[i].dev != NULL)
+      return;
+  for (int i = 0; i < core_num_devices; i++)
+    pthread_mutex_destroy (&core_slots[i].lock);
+  free (core_slots);
+  core_slots = NULL;
+  core_num_devices = 0;
+  core_probed = false;
+}

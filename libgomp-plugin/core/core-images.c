@@ -1,0 +1,247 @@
+/* Images: libgomp hands each offload image to load_image once per device
+   and may unload it (dlclose of a library, or the program's end).  The
+   core checks the descriptor, keeps the list of what each device has
+   loaded (keyed by libgomp's TARGET_DATA), times loads for the trace,
+   and unloads what is left when the device stops.  */
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "core-internal.h"
+#include "desc-check.h"
+#include "trace.h"
+
+void
+ok_images_hold (struct ok_device *dev)
+{
+  pthread_mutex_lock (&dev->images_lock);
+}
+
+void
+ok_images_release (struct ok_device *dev)
+{
+  pthread_mutex_unlock (&dev->images_lock);
+}
+
+struct ok_loaded_image *
+ok_images_first (struct ok_device *dev)
+{
+  return dev->images;
+}
+
+/* The record of TARGET_DATA among DEV's images, or NULL; the caller holds
+   DEV's images lock.  */
+static struct ok_loaded_image **
+core_image_find (struct ok_device *dev, const void *target_data)
+{
+  struct ok_loaded_image **link = &dev->images;
+  while (*link != NULL && (*link)->target_data != target_data)
+    link = &(*link)->next;
+  return link;
+}
+
+/* Start loading image TARGET_DATA on DEV: check that it is not loaded
+   yet, and hold DEV's images lock (which core_image_end releases).  A
+   new record, or NULL after an error, with the lock released.  */
+static struct ok_loaded_image *
+core_image_begin (struct ok_device *dev, const void *target_data)
+{
+  if (ok_region_device () == dev)
+    {
+      /* Its regions hold the images (ok_images_hold).  */
+      ok_dev_error (dev, "cannot load an offload image from inside one of"
+		    " the device's target regions");
+      return NULL;
+    }
+  ok_images_hold (dev);
+  struct ok_loaded_image *img = NULL;
+  if (*core_image_find (dev, target_data) != NULL)
+    ok_error ("device %d: offload image %p is already loaded", dev->ord,
+	      target_data);
+  else if ((img = calloc (1, sizeof *img)) == NULL)
+    ok_error ("out of memory");
+  else
+    img->target_data = target_data;
+  if (img == NULL)
+    ok_images_release (dev);
+  return img;
+}
+
+/* Finish what core_image_begin started: record IMG as loaded on DEV if
+   the backend loaded it (LOADED), else free it; release the lock.  */
+static void
+core_image_end (struct ok_device *dev, struct ok_loaded_image *img,
+		bool loaded)
+{
+  if (loaded)
+    {
+      img->next = dev->images;
+      dev->images = img;
+    }
+  else
+    free (img);
+  ok_images_release (dev);
+}
+
+/* Load an image in GCC's own format through the backend's hook.  */
+static int
+core_load_gcc_image (struct ok_device *dev, unsigned version,
+		     const void *target_data, struct ok_addr_pair **table)
+{
+  if (target_data == NULL)
+    {
+      ok_error ("device %d: cannot load offload image: no target data",
+		dev->ord);
+      return -1;
+    }
+  struct ok_loaded_image *img = core_image_begin (dev, target_data);
+  if (img == NULL)
+    return -1;
+  struct ok_gcc_image_req req = { .version = version,
+				  .target_data = target_data };
+  uint64_t start = ok_trace_on () ? ok_trace_now () : 0;
+  bool loaded = dev->backend->load_gcc_image (dev, &req, &img->handle);
+  core_image_end (dev, img, loaded);
+  if (!loaded)
+    return -1;
+  if (ok_trace_on ())
+    ok_trace_image (dev->ord, dev->backend->name, req.what, req.num_funcs,
+		    req.num_vars, start, ok_trace_now ());
+  OK_DEBUG ("device %d: loaded GCC-format image %p: %zu entries", dev->ord,
+	    target_data, req.count);
+  *table = req.table;
+  return (int) req.count;
+}
+
+int
+GOMP_OFFLOAD_load_image (int ord, unsigned version, const void *target_data,
+			 struct ok_addr_pair **table)
+{
+  struct core_slot *slot = core_slot (ord, "load an offload image");
+  if (slot == NULL)
+    return -1;
+  pthread_mutex_lock (&slot->lock);
+  int result = -1;
+  struct ok_device *dev = slot->dev;
+  unsigned dev_version = OK_GOMP_VERSION_DEV (version);
+  char err[256];
+  const struct ok_openmp_target *desc = NULL;
+  if (dev == NULL)
+    ok_error ("cannot load an offload image: device %d is not initialised",
+	      ord);
+  else if (dev_version == ok_plugin.gcc_dev_version
+	   && OK_GOMP_VERSION_LIB (version) <= OK_GOMP_VERSION)
+    {
+      /* The other format libgomp routes to a plugin of this name.  */
+      if (dev->backend->load_gcc_image != NULL)
+	result = core_load_gcc_image (dev, version, target_data, table);
+      else
+	ok_error ("device %d (%s) cannot load an offload image in GCC's own"
+		  " format (device version %u, expected offloadkit's %u):"
+		  " rebuild with offloadkit's mkoffload (gcc -B PREFIX/"
+		  "libexec/offloadkit/ ...)", ord, dev->backend->name,
+		  dev_version, OK_DEV_VERSION);
+    }
+  else if ((desc = ok_desc_check (version, target_data,
+				  ok_plugin.device_type, err,
+				  sizeof err)) == NULL)
+    ok_error ("device %d: cannot load offload image: %s", ord, err);
+  else
+    {
+      struct ok_image_req req = { .desc = desc,
+				  .device_type = ok_plugin.device_type };
+      req.num_funcs = (size_t) (desc->host.funcs_end - desc->host.funcs);
+      req.num_vars = (size_t) (desc->host.vars_end - desc->host.vars) / 2;
+      size_t count = req.num_funcs + req.num_vars + 1;
+      struct ok_loaded_image *img = NULL;
+      if (count > INT32_MAX)
+	ok_error ("device %d: offload image has too many entries (%zu)", ord,
+		  count);
+      else if ((img = core_image_begin (dev, target_data)) != NULL)
+	{
+	  uint64_t start = ok_trace_on () ? ok_trace_now () : 0;
+	  req.table = GOMP_PLUGIN_malloc_cleared (count * sizeof *req.table);
+	  bool loaded = dev->backend->load_image (dev, &req, &img->handle);
+	  core_image_end (dev, img, loaded);
+	  if (!loaded)
+	    free (req.table);
+	  else
+	    {
+	      if (ok_trace_on ())
+		ok_trace_image (ord, dev->backend->name, req.what,
+				req.num_funcs, req.num_vars, start,
+				ok_trace_now ());
+	      OK_DEBUG ("device %d: loaded image %p: %zu functions, %zu"
+			" variables", ord, target_data, req.num_funcs,
+			req.num_vars);
+	      *table = req.table;
+	      result = (int) count;
+	    }
+	}
+    }
+  pthread_mutex_unlock (&slot->lock);
+  return result;
+}
+
+/* Unload image record IMG, which is off DEV's list; the caller holds
+   DEV's images lock.  */
+static bool
+core_image_unload (struct ok_device *dev, struct ok_loaded_image *img)
+{
+  /* Its kernels may still run in target nowait regions.  */
+  ok_completion_drain (&dev->async);
+  bool ok = dev->backend->unload_image (dev, img->handle);
+  OK_DEBUG ("device %d: unloaded image %p", dev->ord, img->target_data);
+  free (img);
+  return ok;
+}
+
+bool
+GOMP_OFFLOAD_unload_image (int ord, unsigned version, const void *target_data)
+{
+  (void) version;
+  struct core_slot *slot = core_slot (ord, "unload an offload image");
+  if (slot == NULL)
+    return false;
+  pthread_mutex_lock (&slot->lock);
+  bool ok = false;
+  struct ok_device *dev = slot->dev;
+  if (dev == NULL)
+    ok_error ("cannot unload an offload image: device %d is not"
+	      " initialised", ord);
+  else if (ok_region_device () == dev)
+    ok_dev_error (dev, "cannot unload an image from inside one of the"
+		  " device's target regions");
+  else
+    {
+      ok_images_hold (dev);
+      struct ok_loaded_image **link = core_image_find (dev, target_data);
+      struct ok_loaded_image *img = *link;
+      if (img == NULL)
+	ok_error ("device %d: cannot unload offload image %p: it is not"
+		  " loaded", ord, target_data);
+      else
+	{
+	  *link = img->next;
+	  ok = core_image_unload (dev, img);
+	}
+      ok_images_release (dev);
+    }
+  pthread_mutex_unlock (&slot->lock);
+  return ok;
+}
+
+bool
+core_images_unload_all (struct ok_device *dev)
+{
+  bool ok = true;
+  ok_images_hold (dev);
+  while (dev->images != NULL)
+    {
+      struct ok_loaded_image *img = dev->images;
+      dev->images = img->next;
+      ok &= core_image_unload (dev, img);
+    }
+  ok_images_release (dev);
+  return ok;
+}

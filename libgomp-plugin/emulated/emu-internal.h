@@ -1,0 +1,247 @@
+/* The emulated device (OFFLOADKIT_EMULATE=N), a backend of both plugins:
+   it runs each target region's host-fallback function, but on separate
+   "device" memory, so that programs exercise the whole offloading
+   protocol (mapping, copies, images, asynchronous regions) without a GPU,
+   and mapping mistakes show.  Split by concern:
+
+     emu-device.c  OFFLOADKIT_EMULATE, starting and stopping devices, the
+                   backend itself
+     emu-memory.c  device memory: the registry of live blocks, allocation,
+                   copies
+     emu-image.c   images: the variables' device copies
+     emu-view.c    what a running region sees in the variables' host
+                   globals
+     emu-run.c     the worker that runs a device's regions in order
+
+   Device memory is host memory from malloc, so device pointers given to a
+   region work as they are.  Each allocation is its own malloc block,
+   filled with a poison byte and recorded in a sorted per-device registry:
+   copies must stay inside one live block and only live blocks may be
+   freed, which turns mapping bugs into errors instead of silent
+   corruption.
+
+   Host-fallback code reads and writes `declare target' variables two ways:
+   code that names a variable uses the host global, and a region body given
+   the variable's device address (map clauses, `always' ones included)
+   uses that.  On a device both are one place, so here too: an ordinary
+   variable's device address is its host global.  Its device bytes are
+   kept aside, copies to and from that address go to them, and a launch
+   trades them with the host's bytes in the global for the run, all under
+   one process-wide lock (the globals exist once per process); copies that
+   touch a variable take the same lock, so they never see a half-done
+   trade.  Variables in read-only memory (const tables, compiler-made
+   constants) are never written: their device bytes cannot differ.
+   `declare target link' variables are reached both ways too, but their
+   device data is a separate mapping (see emu_view_begin).
+
+   The region runs as on a device: the thread limit of its launch, and
+   omp_get_device_num () / omp_is_initial_device () answer as on a device
+   (through the wrapper's interposers, see offload-desc.h).
+
+   The core (plugin-core.h) owns the device's identity, its list of
+   loaded images (which a running region holds, ok_images_hold), the
+   completion of asynchronous launches, and the error contract.  */
+
+#ifndef OFFLOADKIT_EMU_INTERNAL_H
+#define OFFLOADKIT_EMU_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plugin-core.h"
+
+/* ---- emu-memory.c ---- */
+
+enum emu_kind
+{
+  EMU_USER,			/* From alloc; free may release it.  */
+  EMU_VAR,			/* An image variable's device copy.  */
+  EMU_DEVNUM			/* An image's __gomp_device_num.  */
+};
+
+struct emu_var;
+
+/* One live allocation.  VIEWS counts the `declare target link' objects
+   mapped in it that a running region also sees through their host objects
+   (one mapping libgomp made may hold several): the block must not change
+   or go away behind the region's back.  */
+struct emu_block
+{
+  char *start;
+  size_t size;
+  enum emu_kind kind;
+  unsigned views;
+  /* Non-NULL: START is an ordinary variable's host global, which is also
+     its device address; its device bytes live in VAR->copy except while a
+     region runs with them in the global.  */
+  struct emu_var *var;
+};
+
+struct emu_job;
+
+struct emu_device
+{
+  struct ok_device base;	/* First: the core's part.  */
+
+  pthread_mutex_t mem_lock;	/* Guards the registry.  */
+  struct emu_block *blocks;	/* Sorted by start.  */
+  size_t num_blocks, max_blocks;
+
+  /* The worker's queue (emu-run.c).  */
+  pthread_mutex_t queue_lock;
+  pthread_cond_t queue_cond;	/* Signalled for the worker.  */
+  pthread_cond_t done_cond;	/* Signalled when a job ends.  */
+  struct emu_job *head, *tail;
+  bool stopping;
+  pthread_t worker;
+};
+
+/* The emulated device whose core half is D.  */
+static inline struct emu_device *
+emu_dev (struct ok_device *d)
+{
+  return (struct emu_device *) d;
+}
+
+/* The device whose region the calling thread runs (it then holds
+   emu_region_lock), or NULL.  */
+static inline struct emu_device *
+emu_current (void)
+{
+  struct ok_device *d = ok_region_device ();
+  return d != NULL && d->backend == &ok_backend_emulated ? emu_dev (d) : NULL;
+}
+
+/* Held while any region runs, on any emulated device: the variables' host
+   globals exist once per process.  */
+extern pthread_mutex_t emu_region_lock;
+
+/* The region lock, unless this thread already holds it because it is
+   running a region.  Return whether it was taken.  */
+bool emu_lock_region (void);
+void emu_unlock_region (bool taken);
+
+/* The registry.  The caller holds DEV->mem_lock.  */
+/* The block holding all of [PTR, PTR + N), N > 0, or NULL.  */
+struct emu_block *emu_reg_find (struct emu_device *dev, const void *ptr,
+				size_t n);
+/* The block that starts exactly at PTR, or NULL.  */
+struct emu_block *emu_reg_exact (struct emu_device *dev, const void *ptr);
+bool emu_reg_insert (struct emu_device *dev, char *start, size_t size,
+		     enum emu_kind kind);
+void emu_reg_remove (struct emu_device *dev, struct emu_block *b);
+
+/* A new poisoned block of SIZE bytes (a unique one for 0), or NULL after
+   an error.  */
+char *emu_new_block (struct emu_device *dev, size_t size, enum emu_kind kind);
+/* Release a block that load_image made (no error checking needed).  */
+void emu_drop_block (struct emu_device *dev, char *p);
+
+void *emu_alloc (struct ok_device *dev, size_t size);
+bool emu_free (struct ok_device *dev, void *ptr);
+bool emu_host2dev (struct ok_device *dev, void *dst, const void *src,
+		   size_t n);
+bool emu_dev2host (struct ok_device *dev, void *dst, const void *src,
+		   size_t n);
+bool emu_dev2dev (struct ok_device *dev, void *dst, const void *src,
+		  size_t n);
+
+/* ---- emu-image.c ---- */
+
+struct emu_var
+{
+  char *host;			/* The host global.  */
+  size_t size;			/* Its size, without the link bit.  */
+  bool link;			/* `declare target link': COPY is a pointer.  */
+  bool readonly;		/* HOST lies in read-only memory: no view.  */
+  /* Ordinary variables (size > 0): where the device bytes are kept while
+     no region has them in the global (see emu_block.var).  Link and empty
+     variables: the device copy itself, a block of kind EMU_VAR.  */
+  char *copy;
+  /* While a region runs: the device bytes HOST stands for (COPY, or for a
+     link variable the mapping), else NULL.  */
+  char *view;
+  size_t view_n;		/* Bytes in view.  */
+  /* Link variables in view: 2 * VIEW_N bytes, the host's own bytes, then
+     the mapping's bytes the global started with (what tells which bytes
+     code wrote through the global).  */
+  char *save;
+};
+
+/* Whether V's device address is its host global.  */
+static inline bool
+emu_var_aliased (const struct emu_var *v)
+{
+  return !v->link && v->size > 0;
+}
+
+/* The backend's handle of a loaded image.  */
+struct emu_image
+{
+  size_t num_vars;
+  struct emu_var *vars;
+  char *device_num;
+  /* The wrapper's: the calling thread's "current device" slot that its
+     omp_get_device_num / omp_is_initial_device interposers read; NULL in
+     descriptors without one.  */
+  int *(*device_num_slot) (void);
+  /* For traces: the host functions and, when the descriptor has a target
+     for this device type, their device names (NULL otherwise).  */
+  size_t num_funcs;
+  void *const *funcs;
+  const char *const *func_names;
+};
+
+/* The image of DEV's loaded-image record L.  */
+static inline struct emu_image *
+emu_image_of (const struct ok_loaded_image *l)
+{
+  return l->handle;
+}
+
+bool emu_load_image (struct ok_device *dev, struct ok_image_req *req,
+		     void **handle);
+bool emu_unload_image (struct ok_device *dev, void *handle);
+
+/* ---- emu-view.c ---- */
+
+/* Start (IN) or end the views of all of DEV's variables around a region:
+   the host globals show the device bytes.  Called with emu_region_lock
+   and DEV's images held.  */
+void emu_view_all (struct emu_device *dev, bool in);
+/* In the middle of a region of DEV: bring what was written through the
+   host objects of link variables into their mappings, so that these are
+   complete; and after a change of device bytes, show the mappings in the
+   host objects again.  */
+void emu_view_merge (struct emu_device *dev);
+void emu_view_reload (struct emu_device *dev);
+
+/* ---- emu-run.c ---- */
+
+/* A launch: the core's part, and what the worker needs.  */
+struct emu_job
+{
+  struct ok_job base;		/* First: the core's part.  */
+  struct emu_job *next;		/* In the worker's queue.  */
+  void (*fn) (void **);
+  void **tgt_vars;
+  int thread_limit;		/* From the launch; 0: the default.  */
+  int num_teams;		/* Likewise, for the trace.  */
+  bool done;
+  /* With tracing on: the threads the region ran with, and a name for
+     its function when it has no other.  */
+  unsigned threads;
+  char name_buf[2 + 2 * sizeof (void *) + 1];
+};
+
+/* The worker of DEV, and its end (after the queue is drained).  */
+void *emu_worker (void *dev);
+void emu_worker_stop (struct emu_device *dev);
+
+bool emu_launch (struct ok_device *dev, void *fn, void *tgt_vars,
+		 const struct ok_launch *launch, struct ok_job *job);
+bool emu_finish (struct ok_device *dev, struct ok_job *job);
+
+#endif /* OFFLOADKIT_EMU_INTERNAL_H */

@@ -1,0 +1,217 @@
+/* The worker of an emulated device, which runs its regions in order as a
+   stream would, each on a thread of its own.  A launch queues a job; the
+   core waits for it (emu_finish), on the launching thread or, for target
+   nowait, on the device's completion thread.  The worker is a thread of
+   the plugin's, not one of the program's OpenMP threads, so regions do
+   not see the launching thread's ICVs.  */
+
+/* RTLD_DEFAULT, dladdr.  */
+#define _GNU_SOURCE 1
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu-internal.h"
+#include "trace.h"
+
+/* libgomp's GOMP_teams4, when libgomp loaded the plugin (the plugin
+   harness has none): it sets the calling thread's thread limit, as
+   libgomp's own host fallback does for a thread_limit clause.  */
+static pthread_once_t emu_gomp_once = PTHREAD_ONCE_INIT;
+static bool (*emu_gomp_teams4) (unsigned, unsigned, unsigned, bool);
+/* libgomp's too, for traces: the threads a parallel region would get.  */
+static int (*emu_gomp_max_threads) (void);
+
+static void
+emu_gomp_resolve (void)
+{
+  *(void **) &emu_gomp_teams4 = dlsym (RTLD_DEFAULT, "GOMP_teams4");
+  *(void **) &emu_gomp_max_threads = dlsym (RTLD_DEFAULT,
+					    "omp_get_max_threads");
+}
+
+/* For traces: the name of region function FN of DEV.  The device name
+   from the image's descriptor comes first, because it is what a real
+   device reports for the same region; else the host symbol, when the
+   dynamic symbol table has one that starts exactly at FN (local
+   functions, as GCC's outlined regions are, have none); else FN's
+   address, formatted in JOB.  Called while the worker holds DEV's
+   images.  */
+static const char *
+emu_fn_name (struct emu_device *dev, void *fn, struct emu_job *job)
+{
+  for (struct ok_loaded_image *l = ok_images_first (&dev->base); l != NULL;
+       l = l->next)
+    {
+      const struct emu_image *img = emu_image_of (l);
+      if (img->func_names != NULL)
+	for (size_t i = 0; i < img->num_funcs; i++)
+	  if (img->funcs[i] == fn && img->func_names[i] != NULL)
+	    return img->func_names[i];
+    }
+  Dl_info info;
+  if (dladdr (fn, &info) != 0 && info.dli_sname != NULL
+      && info.dli_saddr == fn)
+    return info.dli_sname;
+  snprintf (job->name_buf, sizeof job->name_buf, "%p", fn);
+  return job->name_buf;
+}
+
+/* Tell the wrappers of DEV's images which device the calling thread runs
+   a region of (ON), or that it runs none.  The program and each of its
+   shared libraries have a wrapper, and the interposer that answers may be
+   any of theirs, so all are told.  */
+static void
+emu_set_device_num (struct emu_device *dev, bool on)
+{
+  for (struct ok_loaded_image *l = ok_images_first (&dev->base); l != NULL;
+       l = l->next)
+    {
+      const struct emu_image *img = emu_image_of (l);
+      if (img->device_num_slot == NULL)
+	continue;
+      int *slot = img->device_num_slot ();
+      if (slot != NULL)
+	/* libgomp stored its number of the device there at load.  */
+	*slot = on ? *(const int *) img->device_num : -1;
+    }
+}
+
+struct emu_region
+{
+  struct emu_device *dev;
+  struct emu_job *job;
+};
+
+/* Run one region.  This is the region's initial thread: what it knows as
+   "current device" and its OpenMP settings are its own.  */
+static void *
+emu_region_thread (void *r)
+{
+  struct emu_region *region = r;
+  struct emu_job *job = region->job;
+  ok_region_enter (&region->dev->base);
+  emu_set_device_num (region->dev, true);
+  if (emu_gomp_teams4 != NULL && job->thread_limit > 0)
+    emu_gomp_teams4 (1, 1, (unsigned) job->thread_limit, true);
+  if (ok_trace_on ())
+    {
+      /* What a parallel region in it would get, at most.  */
+      int max = emu_gomp_max_threads != NULL ? emu_gomp_max_threads () : 1;
+      int limit = job->thread_limit;
+      job->threads = (unsigned) (limit > 0 && limit < max ? limit
+				 : max > 0 ? max : 1);
+    }
+  job->fn (job->tgt_vars);
+  emu_set_device_num (region->dev, false);
+  ok_region_leave ();
+  return NULL;
+}
+
+/* Each region runs on a thread of its own, started here and joined: like
+   libgomp's host fallback, which clears the thread's OpenMP state around
+   a region, it starts from the global settings (omp_set_num_threads in
+   one region does not leak into the next), and libgomp frees what the
+   thread used when it ends.  The region lock and the device's images are
+   held meanwhile: the variables' host globals show the device's bytes.  */
+static void
+emu_execute (struct emu_device *dev, struct emu_job *job)
+{
+  struct emu_region region = { dev, job };
+  pthread_t thread;
+  pthread_mutex_lock (&emu_region_lock);
+  ok_images_hold (&dev->base);
+  if (ok_trace_on ())
+    job->base.kernel = emu_fn_name (dev, (void *) job->fn, job);
+  emu_view_all (dev, true);
+  if (pthread_create (&thread, NULL, emu_region_thread, &region) == 0)
+    pthread_join (thread, NULL);
+  else
+    /* No thread to be had: run it here, on the worker, rather than not
+       at all; only settings a previous region changed can differ.  */
+    emu_region_thread (&region);
+  emu_view_all (dev, false);
+  ok_images_release (&dev->base);
+  pthread_mutex_unlock (&emu_region_lock);
+  /* Host-fallback code runs its teams one after another: for the trace,
+     one block of the region's threads per team.  */
+  job->base.grid[0] = job->num_teams > 0 ? (unsigned) job->num_teams : 1u;
+  job->base.grid[1] = job->base.grid[2] = 1;
+  job->base.block[0] = job->threads;
+  job->base.block[1] = job->base.block[2] = 1;
+}
+
+void *
+emu_worker (void *d)
+{
+  struct emu_device *dev = d;
+  pthread_once (&emu_gomp_once, emu_gomp_resolve);
+  pthread_mutex_lock (&dev->queue_lock);
+  for (;;)
+    {
+      while (dev->head == NULL && !dev->stopping)
+	pthread_cond_wait (&dev->queue_cond, &dev->queue_lock);
+      struct emu_job *job = dev->head;
+      if (job == NULL)
+	break;			/* Stopping, and the queue is drained.  */
+      dev->head = job->next;
+      if (dev->head == NULL)
+	dev->tail = NULL;
+      pthread_mutex_unlock (&dev->queue_lock);
+
+      emu_execute (dev, job);
+
+      pthread_mutex_lock (&dev->queue_lock);
+      job->done = true;
+      pthread_cond_broadcast (&dev->done_cond);
+    }
+  pthread_mutex_unlock (&dev->queue_lock);
+  return NULL;
+}
+
+void
+emu_worker_stop (struct emu_device *dev)
+{
+  /* The worker finishes what is queued, then ends.  */
+  pthread_mutex_lock (&dev->queue_lock);
+  dev->stopping = true;
+  pthread_cond_signal (&dev->queue_cond);
+  pthread_mutex_unlock (&dev->queue_lock);
+  pthread_join (dev->worker, NULL);
+}
+
+bool
+emu_launch (struct ok_device *d, void *fn, void *tgt_vars,
+	    const struct ok_launch *launch, struct ok_job *j)
+{
+  struct emu_device *dev = emu_dev (d);
+  struct emu_job *job = (struct emu_job *) j;
+  job->fn = (void (*) (void **)) fn;
+  job->tgt_vars = tgt_vars;
+  job->thread_limit = launch->thread_limit;
+  job->num_teams = launch->num_teams;
+  job->next = NULL;
+  pthread_mutex_lock (&dev->queue_lock);
+  if (dev->tail != NULL)
+    dev->tail->next = job;
+  else
+    dev->head = job;
+  dev->tail = job;
+  pthread_cond_signal (&dev->queue_cond);
+  pthread_mutex_unlock (&dev->queue_lock);
+  return true;
+}
+
+bool
+emu_finish (struct ok_device *d, struct ok_job *j)
+{
+  struct emu_device *dev = emu_dev (d);
+  struct emu_job *job = (struct emu_job *) j;
+  pthread_mutex_lock (&dev->queue_lock);
+  while (!job->done)
+    pthread_cond_wait (&dev->done_cond, &dev->queue_lock);
+  pthread_mutex_unlock (&dev->queue_lock);
+  return true;
+}
