@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "dynlib.h"
 #include "plugin-core.h"
@@ -15,19 +16,89 @@ ok_dynlib_path (const struct ok_dynlib *lib, bool *chosen)
   return *chosen ? path : lib->default_path;
 }
 
+/* What PATH is when it exists and is not a regular file ("a FIFO"), or
+   NULL.  */
+static const char *
+dynlib_odd_file (const char *path)
+{
+  struct stat st;
+  if (stat (path, &st) != 0 || S_ISREG (st.st_mode))
+    return NULL;
+  return (S_ISFIFO (st.st_mode) ? "a FIFO"
+	  : S_ISDIR (st.st_mode) ? "a directory"
+	  : S_ISCHR (st.st_mode) ? "a character device"
+	  : S_ISBLK (st.st_mode) ? "a block device"
+	  : S_ISSOCK (st.st_mode) ? "a socket" : "not a regular file");
+}
+
+/* Whether dlopen (PATH), which reads the file it finds, would meet a file
+   that is not a regular one (a FIFO would block it for ever): PATH itself
+   when it has a '/', else PATH in the directories of LD_LIBRARY_PATH,
+   where the dynamic linker looks first.  Say so, naming LIB->env, and
+   return true.  */
+static bool
+dynlib_refuse_odd (const struct ok_dynlib *lib, const char *path)
+{
+  const char *odd = NULL;
+  char *found = NULL;
+  if (strchr (path, '/') != NULL)
+    odd = dynlib_odd_file (path);
+  else
+    {
+      const char *dirs = getenv ("LD_LIBRARY_PATH");
+      size_t plen = strlen (path);
+      while (dirs != NULL && *dirs != '\0' && odd == NULL)
+	{
+	  size_t dlen = strcspn (dirs, ":");
+	  free (found);
+	  found = malloc (dlen + plen + 2);
+	  if (found == NULL)
+	    break;
+	  /* An empty entry is the current directory.  */
+	  memcpy (found, dlen ? dirs : ".", dlen ? dlen : 1);
+	  size_t at = dlen ? dlen : 1;
+	  found[at] = '/';
+	  memcpy (found + at + 1, path, plen + 1);
+	  /* The first file of that name is the one the linker would take.  */
+	  struct stat st;
+	  if (stat (found, &st) == 0)
+	    {
+	      odd = dynlib_odd_file (found);
+	      break;
+	    }
+	  dirs += dlen;
+	  if (*dirs == ':')
+	    dirs++;
+	}
+    }
+  if (odd != NULL)
+    ok_error ("%s=%s: %s is %s, not a shared library; no %s devices",
+	      lib->env, path, found != NULL ? found : path, odd,
+	      lib->devices);
+  free (found);
+  return odd != NULL;
+}
+
 void *
 ok_dynlib_load (const struct ok_dynlib *lib, const char *path, bool chosen,
 		void *api)
 {
+  if (chosen && dynlib_refuse_odd (lib, path))
+    return NULL;
   void *handle = dlopen (path, RTLD_NOW | RTLD_LOCAL);
   if (handle == NULL)
     {
-      /* A plugin without devices must say nothing; GOMP_DEBUG=1 tells why
-	 (also when LIB->env names a library that does not load).  */
       const char *why = dlerror ();
-      OK_DEBUG ("no %s (%s%s%s): no %s devices", lib->library,
-		chosen ? lib->env : "", chosen ? ": " : "",
-		why != NULL ? why : path, lib->devices);
+      /* A library the user named should be there: say why not.  Without
+	 a name, no runtime is the normal case on a machine without such a
+	 GPU, and a plugin without devices says nothing (GOMP_DEBUG=1
+	 tells why).  */
+      if (chosen)
+	ok_error ("cannot load %s=%s: %s; no %s devices", lib->env, path,
+		  why != NULL ? why : "unknown error", lib->devices);
+      else
+	OK_DEBUG ("no %s (%s): no %s devices", lib->library,
+		  why != NULL ? why : path, lib->devices);
       return NULL;
     }
   for (size_t i = 0; i < lib->nsyms; i++)

@@ -37,8 +37,10 @@ const char *ok_dynlib_path (const struct ok_dynlib *lib, bool *chosen);
 /* dlopen PATH (CHOSEN: named by LIB->env; both from ok_dynlib_path) and
    fill API, the backend's table of entry points, from it; a missing
    optional entry point is NULL.  NULL when the library does not load
-   (said only with GOMP_DEBUG=1: no runtime is the normal case without a
-   GPU) or lacks a required entry point (reported; API is then
+   (said only with GOMP_DEBUG=1 when nobody named it: no runtime is the
+   normal case without a GPU; reported when LIB->env named it, or named a
+   file that is not a regular one, such as a FIFO, which is not opened)
+   or lacks a required entry point (reported; API is then
    unspecified).  */
 void *ok_dynlib_load (const struct ok_dynlib *lib, const char *path,
 		      bool chosen, void *api);

@@ -376,13 +376,19 @@ profile_open (void)
   bool regular = stat (path, &st) != 0 || S_ISREG (st.st_mode);
   int fd = -1;
   bool readable = false;
+  /* Never wait in open: a FIFO would block until some process reads it,
+     and one that nobody reads would block the program for ever.  Then
+     writes block as usual, once somebody reads.  */
   if (regular)
     {
-      fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+      fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0666);
       readable = fd >= 0;
     }
   if (fd < 0)
-    fd = open (path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+    fd = open (path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0666);
+  bool no_reader = fd < 0 && errno == ENXIO;
+  if (fd >= 0)
+    fcntl (fd, F_SETFL, fcntl (fd, F_GETFL) & ~O_NONBLOCK);
   if (fd >= 0 && regular)
     {
       /* The other plugin may be opening the file in another thread right
@@ -419,7 +425,10 @@ profile_open (void)
     }
 
   bool ok = false;
-  if (fd < 0)
+  if (no_reader)
+    ok_error ("the profile %s (OFFLOADKIT_PROFILE) is a FIFO that no"
+	      " process reads; no profile is written", path);
+  else if (fd < 0)
     ok_error ("cannot create the profile %s (OFFLOADKIT_PROFILE): %s; no"
 	      " profile is written", path, strerror (errno));
   else if (!write_all (fd, head.s, head.len))
