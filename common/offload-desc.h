@@ -33,6 +33,16 @@
 #define OK_IMAGE_CUBIN 2u   /* CUDA ELF for one sm_ARCH.  */
 #define OK_IMAGE_GCN 3u     /* AMD GCN code object (ELF) for one gfxARCH.  */
 
+/* Every wrapper object also carries an ELF note, owner OK_NOTE_OWNER,
+   type OK_NOTE_IMAGES, whose descriptor is the 32-bit device type
+   (OK_GOMP_DEVICE_*) of its images: in an allocated note section, it
+   lands in a PT_NOTE segment of the program or library, where a plugin
+   finds which kinds of device the process has offloadkit images for
+   (dl_iterate_phdr) without reading any descriptor, stripped binaries
+   included.  */
+#define OK_NOTE_OWNER "offloadkit"
+#define OK_NOTE_IMAGES 1u
+
 /* GCC's __OFFLOAD_TABLE__: bounds of the host function table (one address
    per function) and of the host variable table ((address, size) pairs).  */
 struct ok_host_table

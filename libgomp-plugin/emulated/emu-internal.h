@@ -4,8 +4,8 @@
    protocol (mapping, copies, images, asynchronous regions) without a GPU,
    and mapping mistakes show.  Split by concern:
 
-     emu-device.c  OFFLOADKIT_EMULATE, starting and stopping devices, the
-                   backend itself
+     emu-setting.c OFFLOADKIT_EMULATE: how many devices
+     emu-device.c  starting and stopping devices, the backend itself
      emu-memory.c  device memory: the registry of live blocks, allocation,
                    copies
      emu-image.c   images: the variables' device copies
@@ -51,6 +51,11 @@
 #include <stdint.h>
 
 #include "plugin-core.h"
+
+/* ---- emu-setting.c ---- */
+
+/* The number of emulated devices OFFLOADKIT_EMULATE gives this plugin.  */
+int emu_probe (void);
 
 /* ---- emu-memory.c ---- */
 

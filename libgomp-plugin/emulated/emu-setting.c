@@ -1,0 +1,183 @@
+/* OFFLOADKIT_EMULATE: how many emulated devices this plugin offers.
+
+   It is either a count N or a comma-separated list of PLUGIN:N ("gcn:1",
+   "nvptx:2,gcn:1").  libgomp counts the devices of every plugin it loads,
+   and a program built for one offload target has images for that
+   target's plugin only, so a plain N means N devices of each kind the
+   process has offloadkit images for: each plugin looks for the notes
+   that offloadkit's wrapper objects carry (OK_NOTE_OWNER) in the loaded
+   objects.  A process with no such note yet (its offloading code is in a
+   library that is still to be loaded, say) gets N of every kind.  The
+   list names the plugins explicitly.
+
+   Both plugins read the setting; a mistake in it is reported by one of
+   them only, the "speaker": the first plugin of EMU_PLUGINS that the
+   process has images for, or the first of all when it has none.  */
+
+/* dl_iterate_phdr.  */
+#define _GNU_SOURCE 1
+
+#include <link.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu-internal.h"
+
+/* More would only be a typo.  */
+#define EMU_MAX_DEVICES 64
+
+/* offloadkit's plugins, in the order of who speaks first.  */
+static const struct
+{
+  const char *name;
+  int device_type;
+} emu_plugins[] = {
+  { "nvptx", OK_GOMP_DEVICE_NVIDIA_PTX },
+  { "gcn", OK_GOMP_DEVICE_GCN },
+};
+#define EMU_NUM_PLUGINS (sizeof emu_plugins / sizeof emu_plugins[0])
+
+/* Index of the plugin called NAME (LEN bytes) in EMU_PLUGINS, or -1.  */
+static int
+emu_plugin_index (const char *name, size_t len)
+{
+  for (size_t i = 0; i < EMU_NUM_PLUGINS; i++)
+    if (strlen (emu_plugins[i].name) == len
+	&& memcmp (emu_plugins[i].name, name, len) == 0)
+      return (int) i;
+  return -1;
+}
+
+/* Add to *KINDS (a bit per EMU_PLUGINS index) the device types named by
+   the offloadkit notes of the LEN bytes of notes at P.  */
+static void
+emu_scan_notes (const unsigned char *p, size_t len, unsigned *kinds)
+{
+  static const char owner[] = OK_NOTE_OWNER;
+  while (len >= 12)
+    {
+      uint32_t namesz, descsz, type;
+      memcpy (&namesz, p, 4);
+      memcpy (&descsz, p + 4, 4);
+      memcpy (&type, p + 8, 4);
+      size_t name_pad = ((size_t) namesz + 3) & ~(size_t) 3;
+      size_t desc_pad = ((size_t) descsz + 3) & ~(size_t) 3;
+      if (name_pad > len - 12 || desc_pad > len - 12 - name_pad)
+	return;			/* Not notes as we know them.  */
+      const unsigned char *name = p + 12, *desc = name + name_pad;
+      if (namesz == sizeof owner && memcmp (name, owner, sizeof owner) == 0
+	  && type == OK_NOTE_IMAGES && descsz >= 4)
+	{
+	  int32_t device_type;
+	  memcpy (&device_type, desc, 4);
+	  for (size_t i = 0; i < EMU_NUM_PLUGINS; i++)
+	    if (emu_plugins[i].device_type == device_type)
+	      *kinds |= 1u << i;
+	}
+      p = desc + desc_pad;
+      len -= 12 + name_pad + desc_pad;
+    }
+}
+
+static int
+emu_visit_object (struct dl_phdr_info *info, size_t size, void *data)
+{
+  (void) size;
+  for (int i = 0; i < info->dlpi_phnum; i++)
+    {
+      const ElfW (Phdr) *ph = &info->dlpi_phdr[i];
+      if (ph->p_type == PT_NOTE)
+	emu_scan_notes ((const unsigned char *) info->dlpi_addr
+			+ ph->p_vaddr, ph->p_memsz, data);
+    }
+  return 0;
+}
+
+/* The kinds of device (bits by EMU_PLUGINS index) that the loaded
+   objects have offloadkit images for.  */
+static unsigned
+emu_image_kinds (void)
+{
+  unsigned kinds = 0;
+  dl_iterate_phdr (emu_visit_object, &kinds);
+  return kinds;
+}
+
+/* Parse a device count in [S, E): a decimal number from 0 to
+   EMU_MAX_DEVICES.  -1 if it is not one.  */
+static long
+emu_parse_count (const char *s, const char *e)
+{
+  if (s == e || e - s > 6)
+    return -1;
+  long n = 0;
+  for (const char *p = s; p < e; p++)
+    {
+      if (*p < '0' || *p > '9')
+	return -1;
+      n = n * 10 + (*p - '0');
+    }
+  return n <= EMU_MAX_DEVICES ? n : -1;
+}
+
+/* The count the list ENV gives plugin ME, or -1 when ENV is not a list
+   of PLUGIN:N.  Names of no offloadkit plugin are reported when SPEAK.  */
+static long
+emu_parse_list (const char *env, int me, bool speak)
+{
+  long mine = 0;
+  const char *p = env;
+  for (;;)
+    {
+      const char *comma = strchr (p, ',');
+      const char *end = comma ? comma : p + strlen (p);
+      const char *colon = memchr (p, ':', (size_t) (end - p));
+      long n = colon ? emu_parse_count (colon + 1, end) : -1;
+      if (n < 0 || colon == p)
+	return -1;
+      int which = emu_plugin_index (p, (size_t) (colon - p));
+      if (which == me)
+	mine = n;
+      else if (which < 0 && speak)
+	ok_error ("OFFLOADKIT_EMULATE=\"%s\" names \"%.*s\", which is no"
+		  " offloadkit plugin (they are %s and %s): no emulated"
+		  " devices for it", env, (int) (colon - p), p,
+		  emu_plugins[0].name, emu_plugins[1].name);
+      if (comma == NULL)
+	return mine;
+      p = comma + 1;
+    }
+}
+
+int
+emu_probe (void)
+{
+  const char *env = getenv ("OFFLOADKIT_EMULATE");
+  if (env == NULL || *env == '\0')
+    return 0;
+  int me = -1;
+  for (size_t i = 0; i < EMU_NUM_PLUGINS; i++)
+    if (emu_plugins[i].device_type == ok_plugin.device_type)
+      me = (int) i;
+  unsigned kinds = emu_image_kinds ();
+  int speaker = kinds != 0 ? __builtin_ctz (kinds) : 0;
+
+  long n = -1;
+  if (strchr (env, ':') != NULL)
+    n = emu_parse_list (env, me, me == speaker);
+  else if ((n = emu_parse_count (env, env + strlen (env))) > 0 && kinds != 0
+	   && me >= 0 && !(kinds & (1u << me)))
+    {
+      OK_DEBUG ("OFFLOADKIT_EMULATE=%s: the process has no image for this"
+		" plugin: no emulated devices", env);
+      n = 0;
+    }
+  if (n >= 0)
+    return (int) n;
+  if (me == speaker)
+    ok_error ("OFFLOADKIT_EMULATE=\"%s\" is neither a number of emulated"
+	      " devices from 0 to %d nor a list such as \"nvptx:1,gcn:2\"; no"
+	      " emulated devices", env, EMU_MAX_DEVICES);
+  return 0;
+}
