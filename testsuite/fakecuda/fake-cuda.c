@@ -221,9 +221,6 @@ static pthread_cond_t fk_cond = PTHREAD_COND_INITIALIZER;
 
 #define FK_MAX_DEVICES 16
 #define FK_MAGIC_CTX 0x66637478u
-#define FK_MAGIC_STREAM 0x66737472u
-#define FK_MAGIC_EVENT 0x66657674u
-#define FK_MAGIC_LINK 0x666c6e6bu
 
 static bool fk_configured;	/* Environment read.  */
 static bool fk_initialised;	/* cuInit succeeded.  */
@@ -254,26 +251,23 @@ static __thread bool fk_in_callback;
    deliberate test misuse).  */
 static long fk_calls_since_spec[FK_NSYMS];
 static long fk_calls_total[FK_NSYMS];
+static void fk_configure (void);
 static struct fake_state fk_fs = {
   .tag = "fakecuda", .fail_var = "FAKECUDA_FAIL",
   .sym_names = fk_sym_names, .nsyms = FK_NSYMS,
   .calls_total = fk_calls_total, .calls_since_spec = fk_calls_since_spec,
   .max_fails = 32, .item_max = 128, .v2_alias = true, .log_fd = -1,
+  .lock = &fk_lock, .configure = fk_configure,
 };
 
-/* Device memory registry: live blocks sorted by address.  */
+/* Live handles, by kind.  */
+enum fk_handle_kind { FK_H_STREAM, FK_H_EVENT, FK_H_MODULE, FK_H_LINK };
+static struct fake_handles fk_handles;
+
+/* Device memory: cuMemAlloc blocks, page-locked host blocks, module
+   globals; each block owned by its context.  */
 enum fk_block_kind { FK_MEM, FK_HOST, FK_GLOBAL };
-struct fk_block
-{
-  uintptr_t base;
-  size_t size;			/* Usable bytes.  */
-  size_t mapped;		/* Bytes mmapped (0: malloc'd).  */
-  enum fk_block_kind kind;
-  struct fk_ctx *ctx;
-};
-static struct fk_block *fk_blocks;
-static size_t fk_nblocks, fk_blocks_cap;
-static long fk_count_kind[3];
+static struct fake_blocks fk_blocks;
 
 /* The "gate": while closed, launches stay pending (synchronisation waits,
    queries answer CUDA_ERROR_NOT_READY).  Opening it completes them all and
@@ -283,30 +277,22 @@ static unsigned long fk_gate_gen;
 
 struct fk_stream
 {
-  unsigned magic;
   struct fk_ctx *ctx;
   unsigned flags;
   bool busy;			/* Pending work of generation BUSY_GEN.  */
   unsigned long busy_gen;
   long callbacks;		/* Host functions queued, not yet run.  */
-  struct fk_stream *next;
 };
-static struct fk_stream *fk_streams;
-static long fk_num_streams;
 
 struct fk_event
 {
-  unsigned magic;
   struct fk_ctx *ctx;
   unsigned flags;
   bool recorded;
   bool busy;
   unsigned long busy_gen;
   struct timespec when;
-  struct fk_event *next;
 };
-static struct fk_event *fk_events;
-static long fk_num_events;
 
 /* What an image defines.  */
 struct fk_func
@@ -338,10 +324,7 @@ struct fk_module
 {
   struct fk_ctx *ctx;
   struct fk_image img;
-  struct fk_module *next;
 };
-static struct fk_module *fk_modules;
-static long fk_num_modules;
 
 /* A link in progress: its inputs, kept as they will go into the linked
    image, and the log buffers given to cuLinkCreate_v2.  */
@@ -353,7 +336,6 @@ struct fk_link_input
 };
 struct fk_link
 {
-  unsigned magic;
   struct fk_ctx *ctx;
   char *error_log;
   size_t error_log_size;
@@ -364,10 +346,7 @@ struct fk_link
   struct fk_link_input *inputs;
   int ninputs;
   unsigned char *linked;
-  struct fk_link *next;
 };
-static struct fk_link *fk_links;
-static long fk_num_links;
 
 /* Launch records.  */
 struct fk_launch
@@ -540,78 +519,26 @@ fk_valid_ctx (struct fk_ctx *c)
 }
 
 /* ------------------------------------------------------------------ */
-/* The registry of device blocks.  */
-
-/* Index of the block containing ADDR, or -1.  */
-static long
-fk_block_find (uintptr_t addr)
-{
-  size_t lo = 0, hi = fk_nblocks;
-  while (lo < hi)
-    {
-      size_t mid = (lo + hi) / 2;
-      if (fk_blocks[mid].base <= addr)
-	lo = mid + 1;
-      else
-	hi = mid;
-    }
-  if (lo == 0)
-    return -1;
-  struct fk_block *b = &fk_blocks[lo - 1];
-  /* A zero-size block still owns its first address.  */
-  if (addr < b->base + (b->size > 0 ? b->size : 1))
-    return (long) (lo - 1);
-  return -1;
-}
+/* Device blocks.  */
 
 /* Whether [ADDR, ADDR + N) lies inside one live device block (memory or a
    module's global; pinned host memory does not count).  */
 static bool
 fk_device_range (uintptr_t addr, size_t n)
 {
-  long i = fk_block_find (addr);
-  if (i < 0 || fk_blocks[i].kind == FK_HOST)
+  const struct fake_block *b = fake_block_find (&fk_blocks, addr);
+  if (b == NULL || b->kind == FK_HOST)
     return false;
-  struct fk_block *b = &fk_blocks[i];
   return n <= b->size && addr - b->base <= b->size - n;
 }
 
+/* A new block of KIND in context CTX, whose memory it counts unless it
+   is page-locked host memory.  */
 static void *
 fk_block_new (size_t size, enum fk_block_kind kind, struct fk_ctx *ctx)
 {
-  if (fk_nblocks == fk_blocks_cap)
-    {
-      size_t cap = fk_blocks_cap ? 2 * fk_blocks_cap : 256;
-      struct fk_block *nb = realloc (fk_blocks, cap * sizeof *nb);
-      if (nb == NULL)
-	return NULL;
-      fk_blocks = nb;
-      fk_blocks_cap = cap;
-    }
-  void *p;
-  size_t mapped = 0;
-  if (size >= ((size_t) 1 << 20))
-    {
-      /* Big blocks (soft stacks, pool chunks) are mapped lazily, so that a
-	 generous allocation costs no real memory until it is touched.  */
-      mapped = (size + 4095) & ~(size_t) 4095;
-      p = mmap (NULL, mapped, PROT_READ | PROT_WRITE,
-		MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-      if (p == MAP_FAILED)
-	return NULL;
-    }
-  else if (posix_memalign (&p, 256, size > 0 ? size : 1) != 0)
-    return NULL;
-  struct fk_block b = { (uintptr_t) p, size, mapped, kind, ctx };
-  size_t pos = fk_nblocks;
-  while (pos > 0 && fk_blocks[pos - 1].base > b.base)
-    pos--;
-  memmove (&fk_blocks[pos + 1], &fk_blocks[pos],
-	   (fk_nblocks - pos) * sizeof *fk_blocks);
-  fk_blocks[pos] = b;
-  fk_nblocks++;
-  fk_count_kind[kind]++;
-  if (ctx != NULL && kind != FK_HOST)
+  void *p = fake_block_new (&fk_blocks, size, 256, kind, ctx);
+  if (p != NULL && ctx != NULL && kind != FK_HOST)
     ctx->mem_used += size;
   return p;
 }
@@ -621,20 +548,12 @@ fk_block_new (size_t size, enum fk_block_kind kind, struct fk_ctx *ctx)
 static bool
 fk_block_free (uintptr_t addr, enum fk_block_kind kind)
 {
-  long i = fk_block_find (addr);
-  if (i < 0 || fk_blocks[i].base != addr || fk_blocks[i].kind != kind)
+  struct fake_block b;
+  if (!fake_block_free (&fk_blocks, addr, kind, &b))
     return false;
-  struct fk_block b = fk_blocks[i];
-  memmove (&fk_blocks[i], &fk_blocks[i + 1],
-	   (fk_nblocks - (size_t) i - 1) * sizeof *fk_blocks);
-  fk_nblocks--;
-  fk_count_kind[kind]--;
-  if (b.ctx != NULL && kind != FK_HOST)
-    b.ctx->mem_used -= b.size;
-  if (b.mapped)
-    munmap ((void *) b.base, b.mapped);
-  else
-    free ((void *) b.base);
+  struct fk_ctx *ctx = b.owner;
+  if (ctx != NULL && kind != FK_HOST)
+    ctx->mem_used -= b.size;
   return true;
 }
 
@@ -951,7 +870,8 @@ cuCtxSynchronize (void)
   for (;;)
     {
       bool pending = false;
-      for (struct fk_stream *s = fk_streams; s != NULL; s = s->next)
+      struct fk_stream *s;
+      FAKE_HANDLES_EACH (&fk_handles, FK_H_STREAM, s)
 	if (s->ctx == c && (fk_stream_pending (s) || s->callbacks > 0))
 	  pending = true;
       if (!pending)
@@ -1073,20 +993,20 @@ fk_stream_ok (int sym, CUstream s)
 {
   if (s == NULL || s == FK_STREAM_LEGACY || s == FK_STREAM_PER_THREAD)
     return true;
-  for (struct fk_stream *p = fk_streams; p != NULL; p = p->next)
-    if (p == s)
-      {
-	if (p->ctx != fk_current ())
-	  {
-	    fk_bad (sym, "stream %p belongs to device %d's context, current"
-		    " is device %d's", (void *) s, p->ctx->device,
-		    fk_current ()->device);
-	    return false;
-	  }
-	return true;
-      }
-  fk_bad (sym, "%p is not a live stream", (void *) s);
-  return false;
+  struct fk_stream *p = fake_handle_get (&fk_handles, FK_H_STREAM, s);
+  if (p == NULL)
+    {
+      fk_bad (sym, "%p is not a live stream", (void *) s);
+      return false;
+    }
+  if (p->ctx != fk_current ())
+    {
+      fk_bad (sym, "stream %p belongs to device %d's context, current"
+	      " is device %d's", (void *) s, p->ctx->device,
+	      fk_current ()->device);
+      return false;
+    }
+  return true;
 }
 
 /* One copy.  DIR: "HtoD", "DtoH" or "DtoD".  Checks the device side(s)
@@ -1941,6 +1861,17 @@ fk_put_log (char *buf, size_t size, size_t *size_out, const char *text)
 /* ------------------------------------------------------------------ */
 /* Modules.  */
 
+/* Free module M with the device copies of its globals.  */
+static void
+fk_module_free (struct fk_module *m)
+{
+  for (int i = 0; i < m->img.nglobals; i++)
+    if (m->img.globals[i].addr != 0)
+      fk_block_free (m->img.globals[i].addr, FK_GLOBAL);
+  fk_image_free (&m->img);
+  free (m);
+}
+
 /* Make a module of IMG (taken over) in the current context: allocate and
    initialise its globals.  */
 static CUresult
@@ -1968,10 +1899,7 @@ fk_module_new (struct fk_image *img, const char *kind, CUmodule *out)
       void *p = fk_block_new (g->size, FK_GLOBAL, m->ctx);
       if (p == NULL)
 	{
-	  for (int j = 0; j < i; j++)
-	    fk_block_free (m->img.globals[j].addr, FK_GLOBAL);
-	  fk_image_free (&m->img);
-	  free (m);
+	  fk_module_free (m);
 	  return CUDA_ERROR_OUT_OF_MEMORY;
 	}
       if (g->init != NULL)
@@ -1983,10 +1911,12 @@ fk_module_new (struct fk_image *img, const char *kind, CUmodule *out)
 	len += snprintf (line + len, sizeof line - (size_t) len, "%s%s:%zu",
 			 i ? "," : "", g->name, g->size);
     }
+  if (!fake_handle_add (&fk_handles, FK_H_MODULE, m))
+    {
+      fk_module_free (m);
+      return CUDA_ERROR_OUT_OF_MEMORY;
+    }
   fk_log ("%s", line);
-  m->next = fk_modules;
-  fk_modules = m;
-  fk_num_modules++;
   *out = m;
   return CUDA_SUCCESS;
 }
@@ -2058,10 +1988,7 @@ cuModuleLoadDataEx (CUmodule *module, const void *image, unsigned int nopts,
 static struct fk_module *
 fk_module_find (CUmodule m)
 {
-  for (struct fk_module *p = fk_modules; p != NULL; p = p->next)
-    if (p == m)
-      return p;
-  return NULL;
+  return fake_handle_get (&fk_handles, FK_H_MODULE, m);
 }
 
 CUresult
@@ -2069,21 +1996,13 @@ cuModuleUnload (CUmodule module)
 {
   ENTER (cuModuleUnload);
   NEED_INIT (cuModuleUnload);
-  struct fk_module **link = &fk_modules;
-  while (*link != NULL && *link != module)
-    link = &(*link)->next;
-  if (*link == NULL)
+  if (!fake_handle_remove (&fk_handles, FK_H_MODULE, module))
     {
       fk_bad (FK_cuModuleUnload, "%p is not a loaded module", (void *) module);
       RETURN (CUDA_ERROR_INVALID_HANDLE);
     }
-  *link = module->next;
-  for (int i = 0; i < module->img.nglobals; i++)
-    fk_block_free (module->img.globals[i].addr, FK_GLOBAL);
-  fk_image_free (&module->img);
   fk_log ("module unload %p", (void *) module);
-  free (module);
-  fk_num_modules--;
+  fk_module_free (module);
   RETURN (CUDA_SUCCESS);
 }
 
@@ -2149,7 +2068,8 @@ fk_func_max_threads (const struct fk_func *f)
 static struct fk_func *
 fk_func_find (CUfunction fn)
 {
-  for (struct fk_module *m = fk_modules; m != NULL; m = m->next)
+  struct fk_module *m;
+  FAKE_HANDLES_EACH (&fk_handles, FK_H_MODULE, m)
     if (fn >= m->img.funcs && fn < m->img.funcs + m->img.nfuncs)
       return fn;
   return NULL;
@@ -2197,10 +2117,7 @@ cuFuncGetAttribute (int *value, int attr, CUfunction fn)
 static struct fk_link *
 fk_link_find (CUlinkState s)
 {
-  for (struct fk_link *p = fk_links; p != NULL; p = p->next)
-    if (p == s && p->magic == FK_MAGIC_LINK)
-      return p;
-  return NULL;
+  return fake_handle_get (&fk_handles, FK_H_LINK, s);
 }
 
 CUresult
@@ -2245,11 +2162,12 @@ cuLinkCreate_v2 (unsigned int nopts, CUjit_option *opts, void **vals,
 	  break;
 	}
     }
-  l->magic = FK_MAGIC_LINK;
   l->ctx = fk_current ();
-  l->next = fk_links;
-  fk_links = l;
-  fk_num_links++;
+  if (!fake_handle_add (&fk_handles, FK_H_LINK, l))
+    {
+      free (l);
+      RETURN (CUDA_ERROR_OUT_OF_MEMORY);
+    }
   *out = l;
   RETURN (CUDA_SUCCESS);
 }
@@ -2380,15 +2298,11 @@ cuLinkDestroy (CUlinkState state)
 {
   ENTER (cuLinkDestroy);
   NEED_INIT (cuLinkDestroy);
-  struct fk_link **link = &fk_links;
-  while (*link != NULL && *link != state)
-    link = &(*link)->next;
-  if (*link == NULL)
+  if (!fake_handle_remove (&fk_handles, FK_H_LINK, state))
     {
       fk_bad (FK_cuLinkDestroy, "%p is not a live link state", (void *) state);
       RETURN (CUDA_ERROR_INVALID_HANDLE);
     }
-  *link = state->next;
   for (int i = 0; i < state->ninputs; i++)
     free (state->inputs[i].data);
   free (state->inputs);
@@ -2396,9 +2310,7 @@ cuLinkDestroy (CUlinkState state)
   if (state->linked != NULL)
     memset (state->linked, 0xdd, 16);
   free (state->linked);
-  state->magic = 0;
   free (state);
-  fk_num_links--;
   RETURN (CUDA_SUCCESS);
 }
 
@@ -2408,10 +2320,7 @@ cuLinkDestroy (CUlinkState state)
 static struct fk_stream *
 fk_stream_find (CUstream s)
 {
-  for (struct fk_stream *p = fk_streams; p != NULL; p = p->next)
-    if (p == s)
-      return p;
-  return NULL;
+  return fake_handle_get (&fk_handles, FK_H_STREAM, s);
 }
 
 CUresult
@@ -2427,12 +2336,13 @@ cuStreamCreate (CUstream *out, unsigned int flags)
   struct fk_stream *s = calloc (1, sizeof *s);
   if (s == NULL)
     RETURN (CUDA_ERROR_OUT_OF_MEMORY);
-  s->magic = FK_MAGIC_STREAM;
   s->ctx = fk_current ();
   s->flags = flags;
-  s->next = fk_streams;
-  fk_streams = s;
-  fk_num_streams++;
+  if (!fake_handle_add (&fk_handles, FK_H_STREAM, s))
+    {
+      free (s);
+      RETURN (CUDA_ERROR_OUT_OF_MEMORY);
+    }
   *out = s;
   RETURN (CUDA_SUCCESS);
 }
@@ -2442,29 +2352,18 @@ cuStreamDestroy_v2 (CUstream stream)
 {
   ENTER (cuStreamDestroy_v2);
   NEED_INIT (cuStreamDestroy_v2);
-  struct fk_stream **link = &fk_streams;
-  while (*link != NULL && *link != stream)
-    link = &(*link)->next;
-  if (*link == NULL)
+  if (fk_stream_find (stream) == NULL)
     {
       fk_bad (FK_cuStreamDestroy_v2, "%p is not a live stream",
 	      (void *) stream);
       RETURN (CUDA_ERROR_INVALID_HANDLE);
     }
-  if (stream->callbacks > 0)
-    {
-      /* The driver would run them first; so do we (they cannot use the
-	 stream).  */
-      while (stream->callbacks > 0)
-	pthread_cond_wait (&fk_cond, &fk_lock);
-      link = &fk_streams;
-      while (*link != stream)
-	link = &(*link)->next;
-    }
-  *link = stream->next;
-  stream->magic = 0;
+  /* Host functions still queued: the driver would run them first; so do
+     we (they cannot use the stream).  */
+  while (stream->callbacks > 0)
+    pthread_cond_wait (&fk_cond, &fk_lock);
+  fake_handle_remove (&fk_handles, FK_H_STREAM, stream);
   free (stream);
-  fk_num_streams--;
   RETURN (CUDA_SUCCESS);
 }
 
@@ -2510,10 +2409,7 @@ cuStreamQuery (CUstream stream)
 static struct fk_event *
 fk_event_find (CUevent e)
 {
-  for (struct fk_event *p = fk_events; p != NULL; p = p->next)
-    if (p == e)
-      return p;
-  return NULL;
+  return fake_handle_get (&fk_handles, FK_H_EVENT, e);
 }
 
 /* The event argument EV of SYM; NULL, reported as an invalid call, when
@@ -2568,12 +2464,13 @@ cuEventCreate (CUevent *out, unsigned int flags)
   struct fk_event *e = calloc (1, sizeof *e);
   if (e == NULL)
     RETURN (CUDA_ERROR_OUT_OF_MEMORY);
-  e->magic = FK_MAGIC_EVENT;
   e->ctx = fk_current ();
   e->flags = flags;
-  e->next = fk_events;
-  fk_events = e;
-  fk_num_events++;
+  if (!fake_handle_add (&fk_handles, FK_H_EVENT, e))
+    {
+      free (e);
+      RETURN (CUDA_ERROR_OUT_OF_MEMORY);
+    }
   *out = e;
   RETURN (CUDA_SUCCESS);
 }
@@ -2661,18 +2558,12 @@ cuEventDestroy_v2 (CUevent event)
 {
   ENTER (cuEventDestroy_v2);
   NEED_INIT (cuEventDestroy_v2);
-  struct fk_event **link = &fk_events;
-  while (*link != NULL && *link != event)
-    link = &(*link)->next;
-  if (*link == NULL)
+  if (!fake_handle_remove (&fk_handles, FK_H_EVENT, event))
     {
       fk_bad (FK_cuEventDestroy_v2, "%p is not a live event", (void *) event);
       RETURN (CUDA_ERROR_INVALID_HANDLE);
     }
-  *link = event->next;
-  event->magic = 0;
   free (event);
-  fk_num_events--;
   RETURN (CUDA_SUCCESS);
 }
 
@@ -2886,15 +2777,9 @@ cuLaunchKernel (CUfunction fn, unsigned int gx, unsigned int gy,
 	}
     }
 
-  if (fk_nlaunches == fk_launches_cap)
-    {
-      size_t cap = fk_launches_cap ? 2 * fk_launches_cap : 64;
-      struct fk_launch *nl = realloc (fk_launches, cap * sizeof *nl);
-      if (nl == NULL)
-	RETURN (CUDA_ERROR_OUT_OF_MEMORY);
-      fk_launches = nl;
-      fk_launches_cap = cap;
-    }
+  if (!fake_table_room (&fk_launches, &fk_launches_cap, fk_nlaunches,
+			sizeof *fk_launches, 64))
+    RETURN (CUDA_ERROR_OUT_OF_MEMORY);
   struct fk_launch *l = &fk_launches[fk_nlaunches++];
   memset (l, 0, sizeof *l);
   snprintf (l->name, sizeof l->name, "%s", f->name);
@@ -2925,11 +2810,7 @@ cuLaunchKernel (CUfunction fn, unsigned int gx, unsigned int gy,
 int
 fakecuda_fail (const char *spec)
 {
-  pthread_mutex_lock (&fk_lock);
-  fk_configure ();
-  bool ok = fake_parse_fail (&fk_fs, spec);
-  pthread_mutex_unlock (&fk_lock);
-  return ok;
+  return fake_control_fail (&fk_fs, spec);
 }
 
 /* Close (CLOSED != 0) or open the gate.  While it is closed, launches stay
@@ -2950,13 +2831,7 @@ fakecuda_gate (int closed)
 long
 fakecuda_calls (const char *sym)
 {
-  int i = fake_sym_lookup (&fk_fs, sym, strlen (sym));
-  if (i < 0)
-    return -1;
-  pthread_mutex_lock (&fk_lock);
-  long n = fk_calls_total[i];
-  pthread_mutex_unlock (&fk_lock);
-  return n;
+  return fake_control_calls (&fk_fs, sym);
 }
 
 /* How many objects of KIND are alive: "mem" (cuMemAlloc blocks), "host"
@@ -2969,17 +2844,17 @@ fakecuda_outstanding (const char *kind)
   long n = -1;
   pthread_mutex_lock (&fk_lock);
   if (strcmp (kind, "mem") == 0)
-    n = fk_count_kind[FK_MEM];
+    n = fake_block_count (&fk_blocks, FK_MEM);
   else if (strcmp (kind, "host") == 0)
-    n = fk_count_kind[FK_HOST];
+    n = fake_block_count (&fk_blocks, FK_HOST);
   else if (strcmp (kind, "module") == 0)
-    n = fk_num_modules;
+    n = fake_handle_count (&fk_handles, FK_H_MODULE);
   else if (strcmp (kind, "stream") == 0)
-    n = fk_num_streams;
+    n = fake_handle_count (&fk_handles, FK_H_STREAM);
   else if (strcmp (kind, "event") == 0)
-    n = fk_num_events;
+    n = fake_handle_count (&fk_handles, FK_H_EVENT);
   else if (strcmp (kind, "link") == 0)
-    n = fk_num_links;
+    n = fake_handle_count (&fk_handles, FK_H_LINK);
   else if (strcmp (kind, "context") == 0)
     {
       n = 0;
@@ -2989,9 +2864,9 @@ fakecuda_outstanding (const char *kind)
   else if (strcmp (kind, "mem_bytes") == 0)
     {
       n = 0;
-      for (size_t i = 0; i < fk_nblocks; i++)
-	if (fk_blocks[i].kind == FK_MEM)
-	  n += (long) fk_blocks[i].size;
+      for (size_t i = 0; i < fk_blocks.n; i++)
+	if (fk_blocks.live[i].kind == FK_MEM)
+	  n += (long) fk_blocks.live[i].size;
     }
   pthread_mutex_unlock (&fk_lock);
   return n;
@@ -3048,12 +2923,7 @@ fakecuda_launch_info (int i, char *name, size_t name_len, unsigned grid[3],
 long
 fakecuda_bad_calls (const char **last)
 {
-  pthread_mutex_lock (&fk_lock);
-  long n = fk_fs.bad_calls;
-  if (last != NULL)
-    *last = fk_fs.last_bad;
-  pthread_mutex_unlock (&fk_lock);
-  return n;
+  return fake_control_bad_calls (&fk_fs, last);
 }
 
 /* The device address and size of global NAME in the most recently loaded
@@ -3063,8 +2933,9 @@ fakecuda_global (const char *name, uintptr_t *addr, size_t *size)
 {
   int found = 0;
   pthread_mutex_lock (&fk_lock);
-  for (struct fk_module *m = fk_modules; m != NULL && !found; m = m->next)
-    for (int i = 0; i < m->img.nglobals; i++)
+  struct fk_module *m;
+  FAKE_HANDLES_EACH (&fk_handles, FK_H_MODULE, m)
+    for (int i = 0; i < m->img.nglobals && !found; i++)
       if (strcmp (m->img.globals[i].name, name) == 0)
 	{
 	  if (addr != NULL)
@@ -3072,7 +2943,6 @@ fakecuda_global (const char *name, uintptr_t *addr, size_t *size)
 	  if (size != NULL)
 	    *size = m->img.globals[i].size;
 	  found = 1;
-	  break;
 	}
   pthread_mutex_unlock (&fk_lock);
   return found;
@@ -3098,7 +2968,8 @@ fk_atfork_child (void)
   fk_cb_thread_started = false;
   fk_cb_head = NULL;
   fk_cb_tail = &fk_cb_head;
-  for (struct fk_stream *s = fk_streams; s != NULL; s = s->next)
+  struct fk_stream *s;
+  FAKE_HANDLES_EACH (&fk_handles, FK_H_STREAM, s)
     s->callbacks = 0;
   pthread_mutex_unlock (&fk_lock);
 }
@@ -3130,12 +3001,7 @@ fk_fini (void)
   free (fk_launches);
   fk_launches = NULL;
   fk_nlaunches = fk_launches_cap = 0;
-  if (fk_nblocks == 0)
-    {
-      free (fk_blocks);
-      fk_blocks = NULL;
-      fk_blocks_cap = 0;
-    }
+  fake_tables_release (&fk_handles, &fk_blocks);
   pthread_mutex_unlock (&fk_lock);
 
   static const char *const kinds[] = { "mem", "host", "module", "stream",

@@ -292,10 +292,6 @@ static const char *const fh_sym_names[] = {
 /* State.  */
 
 #define FH_MAX_AGENTS 8
-#define FH_MAGIC_SIGNAL 0x5349474eu
-#define FH_MAGIC_EXEC 0x45584543u
-#define FH_MAGIC_READER 0x52454144u
-#define FH_MAGIC_QUEUE 0x51554555u
 
 enum fh_region_kind { FH_KERNARG, FH_COARSE, FH_GROUP, FH_SYSTEM, FH_NREGIONS };
 
@@ -315,15 +311,16 @@ struct fh_agent
   struct fh_region regions[FH_NREGIONS];
 };
 
-/* A live block of "device" memory: region/pool allocations and loaded
-   code objects.  */
+/* "Device" memory: region and pool allocations (owned by their region)
+   and loaded code objects (owned by none).  */
 enum fh_block_kind { FH_BLOCK_MEM, FH_BLOCK_CODE };
-struct fh_block
+
+/* Live handles, by kind.  A doorbell is a signal of its queue's, not
+   counted with those the plugin creates.  */
+enum fh_handle_kind
 {
-  uintptr_t addr;
-  size_t size;
-  enum fh_block_kind kind;
-  struct fh_region *region;	/* FH_BLOCK_MEM */
+  FH_H_EXEC, FH_H_READER, FH_H_CODE_OBJECT, FH_H_SIGNAL, FH_H_DOORBELL,
+  FH_H_QUEUE
 };
 
 struct fh_symbol
@@ -343,28 +340,23 @@ struct fh_symbol
 
 struct fh_exec
 {
-  uint32_t magic;
   bool frozen;
-  struct fh_exec *next;
   uintptr_t *code;		/* Loaded code blocks.  */
   int ncode;
   struct fh_symbol **syms;
   int nsyms;
 };
 
+/* A code object reader, or a deserialized code object
+   (FH_H_CODE_OBJECT).  */
 struct fh_reader
 {
-  uint32_t magic;
-  bool deserialized;		/* hsa_code_object_t rather than reader.  */
-  struct fh_reader *next;
   unsigned char *bytes;
   size_t size;
 };
 
 struct fh_signal
 {
-  uint32_t magic;
-  struct fh_signal *next;
   int64_t value;
   struct fh_queue *doorbell_of;
 };
@@ -372,8 +364,6 @@ struct fh_signal
 struct fh_queue
 {
   hsa_queue_t q;		/* Must stay first: the plugin sees this.  */
-  uint32_t magic;
-  struct fh_queue *next;
   struct fh_agent *agent;
   uint64_t write_index, read_index;
   struct fh_signal *doorbell;
@@ -401,20 +391,16 @@ static long fh_calls_total[FH_NSYMS], fh_calls_since_spec[FH_NSYMS];
 /* Call counts, failures to inject (FAKEHSA_FAIL: status numbers or
    names), the log, invalid calls seen.  */
 static int fh_status_by_name (const char *name);
+static void fh_configure (void);
 static struct fake_state fh_fs = {
   .tag = "fakehsa", .fail_var = "FAKEHSA_FAIL",
   .sym_names = fh_sym_names, .nsyms = FH_NSYMS,
   .calls_total = fh_calls_total, .calls_since_spec = fh_calls_since_spec,
   .max_fails = 16, .item_max = 160, .err_by_name = fh_status_by_name,
-  .log_fd = -1,
+  .log_fd = -1, .lock = &fh_lock, .configure = fh_configure,
 };
-static struct fh_block *fh_blocks;
-static size_t fh_nblocks, fh_blocks_cap;
-static struct fh_exec *fh_execs;
-static struct fh_reader *fh_readers;
-static struct fh_signal *fh_signals;
-static struct fh_queue *fh_queues;
-static long fh_num_execs, fh_num_readers, fh_num_signals, fh_num_queues;
+static struct fake_blocks fh_blocks;
+static struct fake_handles fh_handles;
 static struct fh_dispatch *fh_dispatches;
 static size_t fh_ndispatches, fh_dispatches_cap;
 static bool fh_gate_closed;
@@ -658,46 +644,42 @@ fh_region_find (uint64_t h)
   return NULL;
 }
 
+/* A signal's handle, a queue's doorbell's included; NULL if it is
+   neither.  */
 static struct fh_signal *
 fh_signal_find (hsa_signal_t s)
 {
-  for (struct fh_signal *p = fh_signals; p != NULL; p = p->next)
-    if ((uintptr_t) p == s.handle)
-      return p;
-  return NULL;
+  const void *h = (const void *) (uintptr_t) s.handle;
+  struct fh_signal *p = fake_handle_get (&fh_handles, FH_H_SIGNAL, h);
+  return p != NULL ? p : fake_handle_get (&fh_handles, FH_H_DOORBELL, h);
 }
 
+/* The queue whose hsa_queue_t is Q (its first member).  */
 static struct fh_queue *
 fh_queue_find (const hsa_queue_t *q)
 {
-  for (struct fh_queue *p = fh_queues; p != NULL; p = p->next)
-    if (&p->q == q)
-      return p;
-  return NULL;
+  return fake_handle_get (&fh_handles, FH_H_QUEUE, q);
 }
 
 static struct fh_exec *
 fh_exec_find (hsa_executable_t e)
 {
-  for (struct fh_exec *p = fh_execs; p != NULL; p = p->next)
-    if ((uintptr_t) p == e.handle)
-      return p;
-  return NULL;
+  return fake_handle_get (&fh_handles, FH_H_EXEC,
+			  (const void *) (uintptr_t) e.handle);
 }
 
+/* A reader, or (KIND FH_H_CODE_OBJECT) a deserialized code object.  */
 static struct fh_reader *
-fh_reader_find (uint64_t h, bool deserialized)
+fh_reader_find (uint64_t h, enum fh_handle_kind kind)
 {
-  for (struct fh_reader *p = fh_readers; p != NULL; p = p->next)
-    if ((uintptr_t) p == h && p->deserialized == deserialized)
-      return p;
-  return NULL;
+  return fake_handle_get (&fh_handles, kind, (const void *) (uintptr_t) h);
 }
 
 static struct fh_symbol *
 fh_symbol_find (hsa_executable_symbol_t s)
 {
-  for (struct fh_exec *e = fh_execs; e != NULL; e = e->next)
+  struct fh_exec *e;
+  FAKE_HANDLES_EACH (&fh_handles, FH_H_EXEC, e)
     for (int i = 0; i < e->nsyms; i++)
       if ((uintptr_t) e->syms[i] == s.handle)
 	return e->syms[i];
@@ -707,60 +689,28 @@ fh_symbol_find (hsa_executable_symbol_t s)
 /* ------------------------------------------------------------------ */
 /* Memory blocks.  */
 
-static struct fh_block *
+static struct fake_block *
 fh_block_find (uintptr_t addr)
 {
-  for (size_t i = 0; i < fh_nblocks; i++)
-    if (addr >= fh_blocks[i].addr
-	&& addr < fh_blocks[i].addr + (fh_blocks[i].size ? fh_blocks[i].size
-				       : 1))
-      return &fh_blocks[i];
-  return NULL;
+  return fake_block_find (&fh_blocks, addr);
 }
 
+/* A new block of KIND, of region R for FH_BLOCK_MEM.  */
 static void *
 fh_block_new (size_t size, enum fh_block_kind kind, struct fh_region *r)
 {
-  if (fh_nblocks == fh_blocks_cap)
-    {
-      size_t cap = fh_blocks_cap ? 2 * fh_blocks_cap : 64;
-      struct fh_block *nb = realloc (fh_blocks, cap * sizeof *nb);
-      if (nb == NULL)
-	return NULL;
-      fh_blocks = nb;
-      fh_blocks_cap = cap;
-    }
-  void *p = NULL;
-  if (posix_memalign (&p, 4096, size ? size : 1) != 0)
-    return NULL;
+  void *p = fake_block_new (&fh_blocks, size, 4096, kind, r);
   /* Fresh device memory is not zero on a GPU; make reads of it that the
      plugin did not write visible.  */
-  memset (p, 0xa5, size ? size : 1);
-  fh_blocks[fh_nblocks++] = (struct fh_block) { (uintptr_t) p, size, kind,
-						r };
+  if (p != NULL)
+    memset (p, 0xa5, size ? size : 1);
   return p;
 }
 
 static bool
 fh_block_free (uintptr_t addr, enum fh_block_kind kind)
 {
-  for (size_t i = 0; i < fh_nblocks; i++)
-    if (fh_blocks[i].addr == addr && fh_blocks[i].kind == kind)
-      {
-	free ((void *) addr);
-	fh_blocks[i] = fh_blocks[--fh_nblocks];
-	return true;
-      }
-  return false;
-}
-
-static long
-fh_count_blocks (enum fh_block_kind kind)
-{
-  long n = 0;
-  for (size_t i = 0; i < fh_nblocks; i++)
-    n += fh_blocks[i].kind == kind;
-  return n;
+  return fake_block_free (&fh_blocks, addr, kind, NULL);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1290,7 +1240,7 @@ hsa_memory_assign_agent (void *ptr, hsa_agent_t agent, int access)
 static bool
 fh_range_ok (int sym, const char *what, uintptr_t p, size_t n)
 {
-  struct fh_block *b = fh_block_find (p);
+  struct fake_block *b = fh_block_find (p);
   if (b == NULL)
     {
       /* Ending inside a block we do not begin in is as wrong.  */
@@ -1302,10 +1252,10 @@ fh_range_ok (int sym, const char *what, uintptr_t p, size_t n)
 	}
       return true;
     }
-  if (p + n > b->addr + b->size)
+  if (p + n > b->base + b->size)
     {
       fh_bad (sym, "%s %#lx+%zu leaves its block %#lx+%zu", what,
-	      (unsigned long) p, n, (unsigned long) b->addr, b->size);
+	      (unsigned long) p, n, (unsigned long) b->base, b->size);
       return false;
     }
   return true;
@@ -1333,6 +1283,22 @@ hsa_memory_copy (void *dst, const void *src, size_t size)
 /* ------------------------------------------------------------------ */
 /* Code objects and executables.  */
 
+/* A new, empty executable in *EXEC.  */
+static hsa_status_t
+fh_exec_new (hsa_executable_t *exec)
+{
+  struct fh_exec *e = calloc (1, sizeof *e);
+  if (e == NULL)
+    return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+  if (!fake_handle_add (&fh_handles, FH_H_EXEC, e))
+    {
+      free (e);
+      return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+    }
+  exec->handle = (uintptr_t) e;
+  return HSA_STATUS_SUCCESS;
+}
+
 hsa_status_t
 hsa_executable_create (int profile, int state, const char *options,
 		       hsa_executable_t *exec)
@@ -1343,15 +1309,7 @@ hsa_executable_create (int profile, int state, const char *options,
   if (exec == NULL || profile < 0 || profile > 1 || state != 0)
     BAD (hsa_executable_create, HSA_STATUS_ERROR_INVALID_ARGUMENT,
 	 "bad profile %d, state %d or result", profile, state);
-  struct fh_exec *e = calloc (1, sizeof *e);
-  if (e == NULL)
-    RETURN (HSA_STATUS_ERROR_OUT_OF_RESOURCES);
-  e->magic = FH_MAGIC_EXEC;
-  e->next = fh_execs;
-  fh_execs = e;
-  fh_num_execs++;
-  exec->handle = (uintptr_t) e;
-  RETURN (HSA_STATUS_SUCCESS);
+  RETURN (fh_exec_new (exec));
 }
 
 hsa_status_t
@@ -1365,57 +1323,44 @@ hsa_executable_create_alt (int profile, int rounding, const char *options,
       || rounding > 2)
     BAD (hsa_executable_create_alt, HSA_STATUS_ERROR_INVALID_ARGUMENT,
 	 "bad profile %d, rounding mode %d or result", profile, rounding);
-  struct fh_exec *e = calloc (1, sizeof *e);
-  if (e == NULL)
-    RETURN (HSA_STATUS_ERROR_OUT_OF_RESOURCES);
-  e->magic = FH_MAGIC_EXEC;
-  e->next = fh_execs;
-  fh_execs = e;
-  fh_num_execs++;
-  exec->handle = (uintptr_t) e;
-  RETURN (HSA_STATUS_SUCCESS);
+  RETURN (fh_exec_new (exec));
 }
 
+/* A reader of a copy of BYTES, or (KIND FH_H_CODE_OBJECT) a
+   deserialized code object, in *HANDLE.  */
 static hsa_status_t
-fh_reader_new (const void *bytes, size_t size, bool deserialized,
+fh_reader_new (const void *bytes, size_t size, enum fh_handle_kind kind,
 	       uint64_t *handle)
 {
   struct fh_reader *r = calloc (1, sizeof *r);
   unsigned char *copy = malloc (size);
-  if (r == NULL || copy == NULL)
+  if (r == NULL || copy == NULL || !fake_handle_add (&fh_handles, kind, r))
     {
       free (r);
       free (copy);
       return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
     }
   memcpy (copy, bytes, size);
-  r->magic = FH_MAGIC_READER;
-  r->deserialized = deserialized;
   r->bytes = copy;
   r->size = size;
-  r->next = fh_readers;
-  fh_readers = r;
-  fh_num_readers++;
   *handle = (uintptr_t) r;
   return HSA_STATUS_SUCCESS;
 }
 
 static hsa_status_t
-fh_reader_destroy (int sym, uint64_t h, bool deserialized)
+fh_reader_destroy (int sym, uint64_t h, enum fh_handle_kind kind)
 {
-  for (struct fh_reader **pp = &fh_readers; *pp != NULL; pp = &(*pp)->next)
-    if ((uintptr_t) *pp == h && (*pp)->deserialized == deserialized)
-      {
-	struct fh_reader *r = *pp;
-	*pp = r->next;
-	free (r->bytes);
-	free (r);
-	fh_num_readers--;
-	return HSA_STATUS_SUCCESS;
-      }
-  fh_bad (sym, "unknown code object %#llx", (unsigned long long) h);
-  return deserialized ? HSA_STATUS_ERROR_INVALID_CODE_OBJECT
-		      : HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER;
+  struct fh_reader *r = fh_reader_find (h, kind);
+  if (r == NULL)
+    {
+      fh_bad (sym, "unknown code object %#llx", (unsigned long long) h);
+      return kind == FH_H_CODE_OBJECT ? HSA_STATUS_ERROR_INVALID_CODE_OBJECT
+	     : HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER;
+    }
+  fake_handle_remove (&fh_handles, kind, r);
+  free (r->bytes);
+  free (r);
+  return HSA_STATUS_SUCCESS;
 }
 
 hsa_status_t
@@ -1427,7 +1372,7 @@ hsa_code_object_reader_create_from_memory (const void *code, size_t size,
   if (code == NULL || size == 0 || reader == NULL)
     BAD (hsa_code_object_reader_create_from_memory,
 	 HSA_STATUS_ERROR_INVALID_ARGUMENT, "NULL code, size 0 or NULL result");
-  RETURN (fh_reader_new (code, size, false, &reader->handle));
+  RETURN (fh_reader_new (code, size, FH_H_READER, &reader->handle));
 }
 
 hsa_status_t
@@ -1436,7 +1381,7 @@ hsa_code_object_reader_destroy (hsa_code_object_reader_t reader)
   ENTER (hsa_code_object_reader_destroy);
   NEED_INIT (hsa_code_object_reader_destroy);
   RETURN (fh_reader_destroy (FH_hsa_code_object_reader_destroy,
-			     reader.handle, false));
+			     reader.handle, FH_H_READER));
 }
 
 hsa_status_t
@@ -1449,7 +1394,7 @@ hsa_code_object_deserialize (void *code, size_t size, const char *options,
   if (code == NULL || size == 0 || object == NULL)
     BAD (hsa_code_object_deserialize, HSA_STATUS_ERROR_INVALID_ARGUMENT,
 	 "NULL code, size 0 or NULL result");
-  RETURN (fh_reader_new (code, size, true, &object->handle));
+  RETURN (fh_reader_new (code, size, FH_H_CODE_OBJECT, &object->handle));
 }
 
 hsa_status_t
@@ -1458,7 +1403,7 @@ hsa_code_object_destroy (hsa_code_object_t object)
   ENTER (hsa_code_object_destroy);
   NEED_INIT (hsa_code_object_destroy);
   RETURN (fh_reader_destroy (FH_hsa_code_object_destroy, object.handle,
-			     true));
+			     FH_H_CODE_OBJECT));
 }
 
 static void
@@ -1891,7 +1836,7 @@ hsa_executable_load_agent_code_object (hsa_executable_t exec,
   ENTER (hsa_executable_load_agent_code_object);
   NEED_INIT (hsa_executable_load_agent_code_object);
   (void) options;
-  struct fh_reader *r = fh_reader_find (reader.handle, false);
+  struct fh_reader *r = fh_reader_find (reader.handle, FH_H_READER);
   if (r == NULL)
     BAD (hsa_executable_load_agent_code_object,
 	 HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER, "unknown reader");
@@ -1910,7 +1855,7 @@ hsa_executable_load_code_object (hsa_executable_t exec, hsa_agent_t agent,
   ENTER (hsa_executable_load_code_object);
   NEED_INIT (hsa_executable_load_code_object);
   (void) options;
-  struct fh_reader *r = fh_reader_find (object.handle, true);
+  struct fh_reader *r = fh_reader_find (object.handle, FH_H_CODE_OBJECT);
   if (r == NULL)
     BAD (hsa_executable_load_code_object,
 	 HSA_STATUS_ERROR_INVALID_CODE_OBJECT, "unknown code object");
@@ -1966,18 +1911,14 @@ hsa_executable_destroy (hsa_executable_t exec)
 {
   ENTER (hsa_executable_destroy);
   NEED_INIT (hsa_executable_destroy);
-  for (struct fh_exec **pp = &fh_execs; *pp != NULL; pp = &(*pp)->next)
-    if ((uintptr_t) *pp == exec.handle)
-      {
-	struct fh_exec *e = *pp;
-	*pp = e->next;
-	fh_exec_free (e);
-	fh_num_execs--;
-	fh_log ("executable destroyed");
-	RETURN (HSA_STATUS_SUCCESS);
-      }
-  BAD (hsa_executable_destroy, HSA_STATUS_ERROR_INVALID_EXECUTABLE,
-       "unknown executable");
+  struct fh_exec *e = fh_exec_find (exec);
+  if (e == NULL)
+    BAD (hsa_executable_destroy, HSA_STATUS_ERROR_INVALID_EXECUTABLE,
+	 "unknown executable");
+  fake_handle_remove (&fh_handles, FH_H_EXEC, e);
+  fh_exec_free (e);
+  fh_log ("executable destroyed");
+  RETURN (HSA_STATUS_SUCCESS);
 }
 
 static hsa_status_t
@@ -2142,31 +2083,25 @@ hsa_executable_symbol_get_info (hsa_executable_symbol_t symbol,
 /* ------------------------------------------------------------------ */
 /* Signals.  */
 
+/* A new signal of KIND (FH_H_SIGNAL or FH_H_DOORBELL) holding VALUE.  */
 static struct fh_signal *
-fh_signal_new (int64_t value)
+fh_signal_new (enum fh_handle_kind kind, int64_t value)
 {
   struct fh_signal *s = calloc (1, sizeof *s);
-  if (s == NULL)
-    return NULL;
-  s->magic = FH_MAGIC_SIGNAL;
+  if (s == NULL || !fake_handle_add (&fh_handles, kind, s))
+    {
+      free (s);
+      return NULL;
+    }
   s->value = value;
-  s->next = fh_signals;
-  fh_signals = s;
-  fh_num_signals++;
   return s;
 }
 
 static void
-fh_signal_unlink (struct fh_signal *s)
+fh_signal_free (enum fh_handle_kind kind, struct fh_signal *s)
 {
-  for (struct fh_signal **pp = &fh_signals; *pp != NULL; pp = &(*pp)->next)
-    if (*pp == s)
-      {
-	*pp = s->next;
-	free (s);
-	fh_num_signals--;
-	return;
-      }
+  fake_handle_remove (&fh_handles, kind, s);
+  free (s);
 }
 
 hsa_status_t
@@ -2178,7 +2113,7 @@ hsa_signal_create (hsa_signal_value_t initial, uint32_t num_consumers,
   if (signal == NULL || (num_consumers > 0 && consumers == NULL))
     BAD (hsa_signal_create, HSA_STATUS_ERROR_INVALID_ARGUMENT,
 	 "NULL result or consumers");
-  struct fh_signal *s = fh_signal_new (initial);
+  struct fh_signal *s = fh_signal_new (FH_H_SIGNAL, initial);
   if (s == NULL)
     RETURN (HSA_STATUS_ERROR_OUT_OF_RESOURCES);
   signal->handle = (uintptr_t) s;
@@ -2194,7 +2129,7 @@ hsa_signal_destroy (hsa_signal_t signal)
   if (s == NULL || s->doorbell_of != NULL)
     BAD (hsa_signal_destroy, HSA_STATUS_ERROR_INVALID_SIGNAL,
 	 s == NULL ? "unknown signal" : "a queue's doorbell");
-  fh_signal_unlink (s);
+  fh_signal_free (FH_H_SIGNAL, s);
   RETURN (HSA_STATUS_SUCCESS);
 }
 
@@ -2396,16 +2331,16 @@ hsa_queue_create (hsa_agent_t agent, uint32_t size, uint32_t type,
   /* Every slot starts INVALID, as the packet processor expects.  */
   for (uint32_t i = 0; i < size; i++)
     ((fh_dispatch_packet *) ring)[i].header = HSA_PACKET_TYPE_INVALID;
-  q->doorbell = fh_signal_new (0);
-  if (q->doorbell == NULL)
+  q->doorbell = fh_signal_new (FH_H_DOORBELL, 0);
+  if (q->doorbell == NULL || !fake_handle_add (&fh_handles, FH_H_QUEUE, q))
     {
+      if (q->doorbell != NULL)
+	fh_signal_free (FH_H_DOORBELL, q->doorbell);
       free (ring);
       free (q);
       RETURN (HSA_STATUS_ERROR_OUT_OF_RESOURCES);
     }
-  fh_num_signals--;		/* Counted with its queue.  */
   q->doorbell->doorbell_of = q;
-  q->magic = FH_MAGIC_QUEUE;
   q->agent = a;
   q->callback = callback;
   q->cb_data = data;
@@ -2415,9 +2350,6 @@ hsa_queue_create (hsa_agent_t agent, uint32_t size, uint32_t type,
   q->q.doorbell_signal.handle = (uintptr_t) q->doorbell;
   q->q.size = size;
   q->q.id = fh_next_queue_id++;
-  q->next = fh_queues;
-  fh_queues = q;
-  fh_num_queues++;
   *queue = &q->q;
   fh_log ("queue create agent %d size %u", fh_agent_index (a), size);
   RETURN (HSA_STATUS_SUCCESS);
@@ -2428,23 +2360,18 @@ hsa_queue_destroy (hsa_queue_t *queue)
 {
   ENTER (hsa_queue_destroy);
   NEED_INIT (hsa_queue_destroy);
-  for (struct fh_queue **pp = &fh_queues; *pp != NULL; pp = &(*pp)->next)
-    if (&(*pp)->q == queue)
-      {
-	struct fh_queue *q = *pp;
-	if (q->read_index != q->write_index)
-	  fh_log ("warning hsa_queue_destroy: %llu packets pending",
-		  (unsigned long long) (q->write_index - q->read_index));
-	*pp = q->next;
-	fh_num_signals++;
-	fh_signal_unlink (q->doorbell);
-	free (q->q.base_address);
-	free (q);
-	fh_num_queues--;
-	pthread_cond_broadcast (&fh_cond);
-	RETURN (HSA_STATUS_SUCCESS);
-      }
-  BAD (hsa_queue_destroy, HSA_STATUS_ERROR_INVALID_QUEUE, "unknown queue");
+  struct fh_queue *q = fh_queue_find (queue);
+  if (q == NULL)
+    BAD (hsa_queue_destroy, HSA_STATUS_ERROR_INVALID_QUEUE, "unknown queue");
+  if (q->read_index != q->write_index)
+    fh_log ("warning hsa_queue_destroy: %llu packets pending",
+	    (unsigned long long) (q->write_index - q->read_index));
+  fake_handle_remove (&fh_handles, FH_H_QUEUE, q);
+  fh_signal_free (FH_H_DOORBELL, q->doorbell);
+  free (q->q.base_address);
+  free (q);
+  pthread_cond_broadcast (&fh_cond);
+  RETURN (HSA_STATUS_SUCCESS);
 }
 
 static struct fh_queue *
@@ -2507,7 +2434,8 @@ QUEUE_STORE (hsa_queue_store_write_index_screlease)
 static struct fh_symbol *
 fh_kernel_at (uint64_t obj, struct fh_agent *a)
 {
-  for (struct fh_exec *e = fh_execs; e != NULL; e = e->next)
+  struct fh_exec *e;
+  FAKE_HANDLES_EACH (&fh_handles, FH_H_EXEC, e)
     for (int i = 0; i < e->nsyms; i++)
       if (e->syms[i]->kernel && !e->syms[i]->local
 	  && e->syms[i]->addr == obj && e->syms[i]->agent == a)
@@ -2577,28 +2505,23 @@ fh_dispatch (struct fh_queue *q, const fh_dispatch_packet *p)
     fh_bad (sym, "dispatch: %s needs private %u group %u, packet has %u, %u",
 	    k->name, k->private_, k->group, p->private_segment_size,
 	    p->group_segment_size);
-  struct fh_block *b = fh_block_find ((uintptr_t) p->kernarg_address);
+  struct fake_block *b = fh_block_find ((uintptr_t) p->kernarg_address);
+  struct fh_region *region = b != NULL ? b->owner : NULL;
   size_t need = k != NULL ? k->kernarg : 8;
-  if (b == NULL || b->kind != FH_BLOCK_MEM || b->region == NULL
-      || (b->region->kind != FH_KERNARG && b->region->kind != FH_SYSTEM))
+  if (b == NULL || b->kind != FH_BLOCK_MEM || region == NULL
+      || (region->kind != FH_KERNARG && region->kind != FH_SYSTEM))
     fh_bad (sym, "dispatch: kernarg address %p is not in a kernarg-region "
 	    "allocation", p->kernarg_address);
-  else if ((uintptr_t) p->kernarg_address + need > b->addr + b->size)
+  else if ((uintptr_t) p->kernarg_address + need > b->base + b->size)
     fh_bad (sym, "dispatch: %zu kernarg bytes at %p leave their block",
 	    need, p->kernarg_address);
   else if ((uintptr_t) p->kernarg_address % 16 != 0)
     fh_bad (sym, "dispatch: kernarg address %p not 16-byte aligned",
 	    p->kernarg_address);
 
-  if (fh_ndispatches == fh_dispatches_cap)
-    {
-      size_t cap = fh_dispatches_cap ? 2 * fh_dispatches_cap : 16;
-      struct fh_dispatch *nd = realloc (fh_dispatches, cap * sizeof *nd);
-      if (nd == NULL)
-	return;
-      fh_dispatches = nd;
-      fh_dispatches_cap = cap;
-    }
+  if (!fake_table_room (&fh_dispatches, &fh_dispatches_cap, fh_ndispatches,
+			sizeof *fh_dispatches, 16))
+    return;
   struct fh_dispatch *d = &fh_dispatches[fh_ndispatches++];
   memset (d, 0, sizeof *d);
   d->pkt = *p;
@@ -2606,7 +2529,7 @@ fh_dispatch (struct fh_queue *q, const fh_dispatch_packet *p)
   snprintf (d->kernel, sizeof d->kernel, "%s", k != NULL ? k->name : "?");
   if (b != NULL)
     {
-      size_t avail = b->addr + b->size - (uintptr_t) p->kernarg_address;
+      size_t avail = b->base + b->size - (uintptr_t) p->kernarg_address;
       d->kernarg_len = avail < sizeof d->kernargs ? avail
 		       : sizeof d->kernargs;
       memcpy (d->kernargs, p->kernarg_address, d->kernarg_len);
@@ -2694,11 +2617,7 @@ fh_process (struct fh_queue *q)
 int
 fakehsa_fail (const char *spec)
 {
-  pthread_mutex_lock (&fh_lock);
-  fh_configure ();
-  bool ok = fake_parse_fail (&fh_fs, spec);
-  pthread_mutex_unlock (&fh_lock);
-  return ok;
+  return fake_control_fail (&fh_fs, spec);
 }
 
 /* Close (CLOSED != 0) or open the gate.  While it is closed, rung
@@ -2709,8 +2628,9 @@ fakehsa_gate (int closed)
 {
   pthread_mutex_lock (&fh_lock);
   fh_gate_closed = closed != 0;
+  struct fh_queue *q;
   if (!fh_gate_closed)
-    for (struct fh_queue *q = fh_queues; q != NULL; q = q->next)
+    FAKE_HANDLES_EACH (&fh_handles, FH_H_QUEUE, q)
       fh_process (q);
   pthread_cond_broadcast (&fh_cond);
   pthread_mutex_unlock (&fh_lock);
@@ -2720,13 +2640,7 @@ fakehsa_gate (int closed)
 long
 fakehsa_calls (const char *sym)
 {
-  int i = fake_sym_lookup (&fh_fs, sym, strlen (sym));
-  if (i < 0)
-    return -1;
-  pthread_mutex_lock (&fh_lock);
-  long n = fh_calls_total[i];
-  pthread_mutex_unlock (&fh_lock);
-  return n;
+  return fake_control_calls (&fh_fs, sym);
 }
 
 /* How many of KIND are alive: "mem" (region and pool allocations),
@@ -2740,17 +2654,18 @@ fakehsa_outstanding (const char *kind)
   long n = -1;
   pthread_mutex_lock (&fh_lock);
   if (strcmp (kind, "mem") == 0)
-    n = fh_count_blocks (FH_BLOCK_MEM);
+    n = fake_block_count (&fh_blocks, FH_BLOCK_MEM);
   else if (strcmp (kind, "code") == 0)
-    n = fh_count_blocks (FH_BLOCK_CODE);
+    n = fake_block_count (&fh_blocks, FH_BLOCK_CODE);
   else if (strcmp (kind, "executable") == 0)
-    n = fh_num_execs;
+    n = fake_handle_count (&fh_handles, FH_H_EXEC);
   else if (strcmp (kind, "reader") == 0)
-    n = fh_num_readers;
+    n = (fake_handle_count (&fh_handles, FH_H_READER)
+	 + fake_handle_count (&fh_handles, FH_H_CODE_OBJECT));
   else if (strcmp (kind, "queue") == 0)
-    n = fh_num_queues;
+    n = fake_handle_count (&fh_handles, FH_H_QUEUE);
   else if (strcmp (kind, "signal") == 0)
-    n = fh_num_signals;
+    n = fake_handle_count (&fh_handles, FH_H_SIGNAL);
   else if (strcmp (kind, "init") == 0)
     n = fh_init_refs;
   pthread_mutex_unlock (&fh_lock);
@@ -2801,12 +2716,7 @@ fakehsa_dispatch_info (int i, void *packet, int *agent, char *kernel,
 long
 fakehsa_bad_calls (const char **last)
 {
-  pthread_mutex_lock (&fh_lock);
-  long n = fh_fs.bad_calls;
-  if (last != NULL)
-    *last = fh_fs.last_bad;
-  pthread_mutex_unlock (&fh_lock);
-  return n;
+  return fake_control_bad_calls (&fh_fs, last);
 }
 
 /* The address, size and kind (1 kernel, 0 variable) of the live symbol
@@ -2823,9 +2733,10 @@ fakehsa_symbol (const char *name, int agent, uintptr_t *addr,
   int found = 0;
   pthread_mutex_lock (&fh_lock);
   /* Global symbols first, then local ones (`static' variables).  */
+  struct fh_exec *e;
   for (int pass = 0; pass < 2 && !found; pass++)
-    for (struct fh_exec *e = fh_execs; e != NULL && !found; e = e->next)
-      for (int i = e->nsyms - 1; i >= 0; i--)
+    FAKE_HANDLES_EACH (&fh_handles, FH_H_EXEC, e)
+      for (int i = e->nsyms - 1; i >= 0 && !found; i--)
 	if (e->syms[i]->local == (pass == 1)
 	    && strcmp (e->syms[i]->name, name) == 0
 	    && (agent < 0 || fh_agent_index (e->syms[i]->agent) == agent))
@@ -2840,7 +2751,6 @@ fakehsa_symbol (const char *name, int agent, uintptr_t *addr,
 	    if (extra != NULL)
 	      *extra = (uint64_t) s->group << 32 | s->kernarg;
 	    found = 1;
-	    break;
 	  }
   pthread_mutex_unlock (&fh_lock);
   return found;
@@ -2880,12 +2790,7 @@ fh_reset_tables (void)
   free (fh_dispatches);
   fh_dispatches = NULL;
   fh_ndispatches = fh_dispatches_cap = 0;
-  if (fh_nblocks == 0)
-    {
-      free (fh_blocks);
-      fh_blocks = NULL;
-      fh_blocks_cap = 0;
-    }
+  fake_tables_release (&fh_handles, &fh_blocks);
 }
 
 /* At unload or exit: if asked, fail when anything created is alive.
