@@ -101,6 +101,20 @@ fk_tok_is (const struct fk_tok *t, const char *s)
   return t->len == strlen (s) && memcmp (t->s, s, t->len) == 0;
 }
 
+/* From the '{' at T[*I] (of N tokens), move *I to the matching '}'; false,
+   *I at N, when there is none.  */
+static bool
+fk_skip_block (const struct fk_tok *t, size_t n, size_t *i)
+{
+  int depth = 0;
+  for (; *i < n; (*i)++)
+    if (fk_tok_is (&t[*i], "{"))
+      depth++;
+    else if (fk_tok_is (&t[*i], "}") && --depth == 0)
+      return true;
+  return false;
+}
+
 /* Bytes of a PTX fundamental type directive, 0 if T is none.  */
 static size_t
 fk_type_size (const struct fk_tok *t)
@@ -221,7 +235,6 @@ fk_parse_ptx (const char *text, size_t len, int device_sm,
     }
   CUresult res = CUDA_SUCCESS;
   bool version = false;
-  int depth = 0;
   size_t i = 0;
   while (i < n && res == CUDA_SUCCESS)
     {
@@ -284,13 +297,7 @@ fk_parse_ptx (const char *text, size_t len, int device_sm,
       if (fk_tok_is (&t[i], "{"))
 	{
 	  /* A bare block at file scope: skip it.  */
-	  depth = 0;
-	  for (; i < n; i++)
-	    if (fk_tok_is (&t[i], "{"))
-	      depth++;
-	    else if (fk_tok_is (&t[i], "}") && --depth == 0)
-	      break;
-	  if (depth != 0)
+	  if (!fk_skip_block (t, n, &i))
 	    {
 	      snprintf (err, errlen, "fake ptxas: unbalanced braces: '{' not"
 			" closed at the end of the module");
@@ -323,13 +330,7 @@ fk_parse_ptx (const char *text, size_t len, int device_sm,
 	  if (fk_tok_is (&t[i], "{"))
 	    {
 	      /* An initialiser: skip to its end.  */
-	      int d = 0;
-	      for (; i < n; i++)
-		if (fk_tok_is (&t[i], "{"))
-		  d++;
-		else if (fk_tok_is (&t[i], "}") && --d == 0)
-		  break;
-	      if (d != 0)
+	      if (!fk_skip_block (t, n, &i))
 		break;
 	    }
 	  i++;
@@ -349,13 +350,7 @@ fk_parse_ptx (const char *text, size_t len, int device_sm,
       if (fk_tok_is (&t[i], "{"))
 	{
 	  /* Skip the body.  */
-	  int d = 0;
-	  for (; i < n; i++)
-	    if (fk_tok_is (&t[i], "{"))
-	      d++;
-	    else if (fk_tok_is (&t[i], "}") && --d == 0)
-	      break;
-	  if (d != 0)
+	  if (!fk_skip_block (t, n, &i))
 	    {
 	      snprintf (err, errlen, "fake ptxas: unbalanced braces: body of"
 			" the statement at line %d not closed", t[s].line);
