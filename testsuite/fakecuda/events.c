@@ -61,16 +61,11 @@ cuEventCreate (CUevent *out, unsigned int flags)
       fk_bad (FK_cuEventCreate, "bad arguments (flags %#x)", flags);
       RETURN (CUDA_ERROR_INVALID_VALUE);
     }
-  struct fk_event *e = calloc (1, sizeof *e);
+  struct fk_event *e = fake_handle_new (&fk_handles, FK_H_EVENT, sizeof *e);
   if (e == NULL)
     RETURN (CUDA_ERROR_OUT_OF_MEMORY);
   e->ctx = fk_current ();
   e->flags = flags;
-  if (!fake_handle_add (&fk_handles, FK_H_EVENT, e))
-    {
-      free (e);
-      RETURN (CUDA_ERROR_OUT_OF_MEMORY);
-    }
   *out = e;
   RETURN (CUDA_SUCCESS);
 }
@@ -158,11 +153,10 @@ cuEventDestroy_v2 (CUevent event)
 {
   ENTER (cuEventDestroy_v2);
   NEED_INIT (cuEventDestroy_v2);
-  if (!fake_handle_remove (&fk_handles, FK_H_EVENT, event))
+  if (!fake_handle_free (&fk_handles, FK_H_EVENT, event))
     {
       fk_bad (FK_cuEventDestroy_v2, "%p is not a live event", (void *) event);
       RETURN (CUDA_ERROR_INVALID_HANDLE);
     }
-  free (event);
   RETURN (CUDA_SUCCESS);
 }

@@ -51,7 +51,7 @@ cuLinkCreate_v2 (unsigned int nopts, CUjit_option *opts, void **vals,
       fk_bad (FK_cuLinkCreate_v2, "NULL argument");
       RETURN (CUDA_ERROR_INVALID_VALUE);
     }
-  struct fk_link *l = calloc (1, sizeof *l);
+  struct fk_link *l = fake_handle_new (&fk_handles, FK_H_LINK, sizeof *l);
   if (l == NULL)
     RETURN (CUDA_ERROR_OUT_OF_MEMORY);
   for (unsigned i = 0; i < nopts; i++)
@@ -59,7 +59,7 @@ cuLinkCreate_v2 (unsigned int nopts, CUjit_option *opts, void **vals,
       if (opts[i] < 0 || opts[i] >= FK_JIT_NUM_OPTIONS)
 	{
 	  fk_bad (FK_cuLinkCreate_v2, "JIT option %d", opts[i]);
-	  free (l);
+	  fake_handle_free (&fk_handles, FK_H_LINK, l);
 	  RETURN (CUDA_ERROR_INVALID_VALUE);
 	}
       switch (opts[i])
@@ -83,11 +83,6 @@ cuLinkCreate_v2 (unsigned int nopts, CUjit_option *opts, void **vals,
 	}
     }
   l->ctx = fk_current ();
-  if (!fake_handle_add (&fk_handles, FK_H_LINK, l))
-    {
-      free (l);
-      RETURN (CUDA_ERROR_OUT_OF_MEMORY);
-    }
   *out = l;
   RETURN (CUDA_SUCCESS);
 }
@@ -190,7 +185,7 @@ cuLinkDestroy (CUlinkState state)
 {
   ENTER (cuLinkDestroy);
   NEED_INIT (cuLinkDestroy);
-  if (!fake_handle_remove (&fk_handles, FK_H_LINK, state))
+  if (fk_link_find (state) == NULL)
     {
       fk_bad (FK_cuLinkDestroy, "%p is not a live link state", (void *) state);
       RETURN (CUDA_ERROR_INVALID_HANDLE);
@@ -202,6 +197,6 @@ cuLinkDestroy (CUlinkState state)
   if (state->linked != NULL)
     memset (state->linked, 0xdd, 16);
   free (state->linked);
-  free (state);
+  fake_handle_free (&fk_handles, FK_H_LINK, state);
   RETURN (CUDA_SUCCESS);
 }

@@ -16,7 +16,7 @@ fk_module_free (struct fk_module *m)
     if (m->img.globals[i].addr != 0)
       fk_block_free (m->img.globals[i].addr, FK_GLOBAL);
   fk_image_free (&m->img);
-  free (m);
+  fake_handle_free (&fk_handles, FK_H_MODULE, m);
 }
 
 /* Make a module of IMG (taken over) in the current context: allocate and
@@ -24,7 +24,8 @@ fk_module_free (struct fk_module *m)
 static CUresult
 fk_module_new (struct fk_image *img, const char *kind, CUmodule *out)
 {
-  struct fk_module *m = calloc (1, sizeof *m);
+  struct fk_module *m = fake_handle_new (&fk_handles, FK_H_MODULE,
+					 sizeof *m);
   if (m == NULL)
     return CUDA_ERROR_OUT_OF_MEMORY;
   m->ctx = fk_current ();
@@ -57,11 +58,6 @@ fk_module_new (struct fk_image *img, const char *kind, CUmodule *out)
       if (len < (int) sizeof line)
 	len += snprintf (line + len, sizeof line - (size_t) len, "%s%s:%zu",
 			 i ? "," : "", g->name, g->size);
-    }
-  if (!fake_handle_add (&fk_handles, FK_H_MODULE, m))
-    {
-      fk_module_free (m);
-      return CUDA_ERROR_OUT_OF_MEMORY;
     }
   fk_log ("%s", line);
   *out = m;
@@ -147,7 +143,7 @@ cuModuleUnload (CUmodule module)
 {
   ENTER (cuModuleUnload);
   NEED_INIT (cuModuleUnload);
-  if (!fake_handle_remove (&fk_handles, FK_H_MODULE, module))
+  if (fk_module_find (module) == NULL)
     {
       fk_bad (FK_cuModuleUnload, "%p is not a loaded module", (void *) module);
       RETURN (CUDA_ERROR_INVALID_HANDLE);

@@ -76,16 +76,12 @@ cuStreamCreate (CUstream *out, unsigned int flags)
       fk_bad (FK_cuStreamCreate, "bad arguments (flags %#x)", flags);
       RETURN (CUDA_ERROR_INVALID_VALUE);
     }
-  struct fk_stream *s = calloc (1, sizeof *s);
+  struct fk_stream *s = fake_handle_new (&fk_handles, FK_H_STREAM,
+					 sizeof *s);
   if (s == NULL)
     RETURN (CUDA_ERROR_OUT_OF_MEMORY);
   s->ctx = fk_current ();
   s->flags = flags;
-  if (!fake_handle_add (&fk_handles, FK_H_STREAM, s))
-    {
-      free (s);
-      RETURN (CUDA_ERROR_OUT_OF_MEMORY);
-    }
   *out = s;
   RETURN (CUDA_SUCCESS);
 }
@@ -105,8 +101,7 @@ cuStreamDestroy_v2 (CUstream stream)
      we (they cannot use the stream).  */
   while (stream->callbacks > 0)
     pthread_cond_wait (&fk_cond, &fk_lock);
-  fake_handle_remove (&fk_handles, FK_H_STREAM, stream);
-  free (stream);
+  fake_handle_free (&fk_handles, FK_H_STREAM, stream);
   RETURN (CUDA_SUCCESS);
 }
 

@@ -221,14 +221,17 @@ fake_table_room (void *table, size_t *cap, size_t n, size_t elem_size,
 /* ------------------------------------------------------------------ */
 /* Live handles.  */
 
-bool
-fake_handle_add (struct fake_handles *h, int kind, void *obj)
+void *
+fake_handle_new (struct fake_handles *h, int kind, size_t size)
 {
   if (!fake_table_room (&h->live, &h->cap, h->n, sizeof *h->live, 64))
-    return false;
+    return NULL;
+  void *obj = calloc (1, size);
+  if (obj == NULL)
+    return NULL;
   h->live[h->n++] = (struct fake_handle) { obj, kind };
   h->count[kind]++;
-  return true;
+  return obj;
 }
 
 /* The index of the live handle OBJ of KIND, or -1.  Recent handles are
@@ -252,7 +255,7 @@ fake_handle_get (const struct fake_handles *h, int kind, const void *obj)
 }
 
 bool
-fake_handle_remove (struct fake_handles *h, int kind, const void *obj)
+fake_handle_free (struct fake_handles *h, int kind, void *obj)
 {
   long i = fake_handle_index (h, kind, obj);
   if (i < 0)
@@ -262,6 +265,7 @@ fake_handle_remove (struct fake_handles *h, int kind, const void *obj)
 	   (h->n - (size_t) i - 1) * sizeof *h->live);
   h->n--;
   h->count[kind]--;
+  free (obj);
   return true;
 }
 

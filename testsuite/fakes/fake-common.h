@@ -108,10 +108,10 @@ bool fake_table_room (void *table, size_t *cap, size_t n, size_t elem_size,
    The handles a fake gives out (streams, events, modules, link states;
    executables, code object readers, signals, queues) are the addresses of
    its objects.  One registry per fake holds them all, each with its kind:
-   a handle is registered when created, looked up by kind (a handle of
-   another kind, or one already destroyed, is not found: the real runtime
-   refuses those), unregistered when destroyed, and counted per kind for
-   the leak checks.  */
+   an object is made and registered in one step, looked up by kind (a
+   handle of another kind, or one already destroyed, is not found: the
+   real runtime refuses those), unregistered and freed in one step, and
+   counted per kind for the leak checks.  */
 
 #define FAKE_MAX_KINDS 8
 
@@ -128,15 +128,17 @@ struct fake_handles
   long count[FAKE_MAX_KINDS];
 };
 
-/* Register OBJ as a live handle of KIND; false when out of memory.  */
-bool fake_handle_add (struct fake_handles *h, int kind, void *obj);
+/* A new object of SIZE bytes, zeroed, registered as a live handle of
+   KIND; NULL when out of memory.  */
+void *fake_handle_new (struct fake_handles *h, int kind, size_t size);
 
 /* OBJ if it is a live handle of KIND, else NULL.  */
 void *fake_handle_get (const struct fake_handles *h, int kind,
 		       const void *obj);
 
-/* Unregister the live handle OBJ of KIND; false if it is none.  */
-bool fake_handle_remove (struct fake_handles *h, int kind, const void *obj);
+/* Unregister the live handle OBJ of KIND and free it (what it points to
+   is the caller's to free first); false if it is none.  */
+bool fake_handle_free (struct fake_handles *h, int kind, void *obj);
 
 /* The live handles of KIND.  */
 long fake_handle_count (const struct fake_handles *h, int kind);
