@@ -44,21 +44,17 @@ fakecuda_calls (const char *sym)
 long
 fakecuda_outstanding (const char *kind)
 {
-  long n = -1;
+  static const struct fake_count counts[] = {
+    { "mem", 0, FAKE_KIND (FK_MEM) }, { "host", 0, FAKE_KIND (FK_HOST) },
+    { "module", FAKE_KIND (FK_H_MODULE), 0 },
+    { "stream", FAKE_KIND (FK_H_STREAM), 0 },
+    { "event", FAKE_KIND (FK_H_EVENT), 0 },
+    { "link", FAKE_KIND (FK_H_LINK), 0 },
+  };
   pthread_mutex_lock (&fk_lock);
-  if (strcmp (kind, "mem") == 0)
-    n = fake_block_count (&fk_blocks, FK_MEM);
-  else if (strcmp (kind, "host") == 0)
-    n = fake_block_count (&fk_blocks, FK_HOST);
-  else if (strcmp (kind, "module") == 0)
-    n = fake_handle_count (&fk_handles, FK_H_MODULE);
-  else if (strcmp (kind, "stream") == 0)
-    n = fake_handle_count (&fk_handles, FK_H_STREAM);
-  else if (strcmp (kind, "event") == 0)
-    n = fake_handle_count (&fk_handles, FK_H_EVENT);
-  else if (strcmp (kind, "link") == 0)
-    n = fake_handle_count (&fk_handles, FK_H_LINK);
-  else if (strcmp (kind, "context") == 0)
+  long n = fake_count_of (counts, sizeof counts / sizeof *counts,
+			  &fk_handles, &fk_blocks, kind);
+  if (strcmp (kind, "context") == 0)
     {
       n = 0;
       for (int d = 0; d < FK_MAX_DEVICES; d++)
@@ -79,10 +75,7 @@ fakecuda_outstanding (const char *kind)
 int
 fakecuda_launch_count (void)
 {
-  pthread_mutex_lock (&fk_lock);
-  int n = (int) fk_nlaunches;
-  pthread_mutex_unlock (&fk_lock);
-  return n;
+  return fake_control_records (&fk_fs, &fk_launches);
 }
 
 /* Launch I (0-based): kernel name, grid, block, dynamic shared memory,
@@ -96,12 +89,12 @@ fakecuda_launch_info (int i, char *name, size_t name_len, unsigned grid[3],
 		      unsigned long long params[3])
 {
   pthread_mutex_lock (&fk_lock);
-  if (i < 0 || (size_t) i >= fk_nlaunches)
+  const struct fk_launch *l = fake_record_get (&fk_launches, i);
+  if (l == NULL)
     {
       pthread_mutex_unlock (&fk_lock);
       return 0;
     }
-  struct fk_launch *l = &fk_launches[i];
   if (name != NULL && name_len > 0)
     snprintf (name, name_len, "%s", l->name);
   if (grid != NULL)

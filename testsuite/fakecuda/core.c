@@ -233,9 +233,7 @@ fk_fini (void)
   /* Our own tables (what they point to, if anything, is the caller's
      leak).  */
   pthread_mutex_lock (&fk_lock);
-  free (fk_launches);
-  fk_launches = NULL;
-  fk_nlaunches = fk_launches_cap = 0;
+  fake_records_free (&fk_launches);
   fake_tables_release (&fk_handles, &fk_blocks);
   pthread_mutex_unlock (&fk_lock);
 

@@ -49,10 +49,7 @@ CUresult
 cuDriverGetVersion (int *version)
 {
   ENTER (cuDriverGetVersion);
-  if (version == NULL)
-    RETURN (CUDA_ERROR_INVALID_VALUE);
-  *version = 13000;
-  RETURN (CUDA_SUCCESS);
+  RETURN_VALUE (version, 13000);
 }
 
 CUresult
@@ -60,10 +57,7 @@ cuDeviceGetCount (int *count)
 {
   ENTER (cuDeviceGetCount);
   NEED_INIT (cuDeviceGetCount);
-  if (count == NULL)
-    RETURN (CUDA_ERROR_INVALID_VALUE);
-  *count = fk_num_devices;
-  RETURN (CUDA_SUCCESS);
+  RETURN_VALUE (count, fk_num_devices);
 }
 
 CUresult
@@ -154,10 +148,7 @@ cuDeviceTotalMem_v2 (size_t *bytes, CUdevice dev)
   ENTER (cuDeviceTotalMem_v2);
   NEED_INIT (cuDeviceTotalMem_v2);
   NEED_DEVICE (cuDeviceTotalMem_v2, dev);
-  if (bytes == NULL)
-    RETURN (CUDA_ERROR_INVALID_VALUE);
-  *bytes = fk_mem_total;
-  RETURN (CUDA_SUCCESS);
+  RETURN_VALUE (bytes, fk_mem_total);
 }
 
 /* ------------------------------------------------------------------ */
@@ -221,10 +212,7 @@ cuCtxGetCurrent (CUcontext *pctx)
 {
   ENTER (cuCtxGetCurrent);
   NEED_INIT (cuCtxGetCurrent);
-  if (pctx == NULL)
-    RETURN (CUDA_ERROR_INVALID_VALUE);
-  *pctx = fk_current ();
-  RETURN (CUDA_SUCCESS);
+  RETURN_VALUE (pctx, fk_current ());
 }
 
 CUresult

@@ -209,8 +209,7 @@ struct fk_launch
   unsigned long long params[4];
   int device;
 };
-extern struct fk_launch *fk_launches;
-extern size_t fk_nlaunches, fk_launches_cap;
+extern struct fake_records fk_launches;
 
 /* ------------------------------------------------------------------ */
 /* The entry of every call (core.c).  Called with FK_LOCK held.  */
@@ -229,6 +228,11 @@ CUresult fk_enter (int sym);
        if (r_ != CUDA_SUCCESS) return r_; } while (0)
 #define RETURN(r) do { CUresult r2_ = (r); pthread_mutex_unlock (&fk_lock); \
 		       return r2_; } while (0)
+
+/* After the checks: the result VALUE in *OUT, a NULL OUT refused.  */
+#define RETURN_VALUE(out, value) \
+  do { if ((out) == NULL) RETURN (CUDA_ERROR_INVALID_VALUE); \
+       *(out) = (value); RETURN (CUDA_SUCCESS); } while (0)
 
 /* After ENTER: the driver is initialised.  */
 #define NEED_INIT(sym) \

@@ -7,8 +7,7 @@
 
 #include "fake-cuda.h"
 
-struct fk_launch *fk_launches;
-size_t fk_nlaunches, fk_launches_cap;
+struct fake_records fk_launches = { .size = sizeof (struct fk_launch) };
 
 /* ------------------------------------------------------------------ */
 /* Launches.  */
@@ -121,11 +120,9 @@ cuLaunchKernel (CUfunction fn, unsigned int gx, unsigned int gy,
 	}
     }
 
-  if (!fake_table_room (&fk_launches, &fk_launches_cap, fk_nlaunches,
-			sizeof *fk_launches, 64))
+  struct fk_launch *l = fake_record_new (&fk_launches);
+  if (l == NULL)
     RETURN (CUDA_ERROR_OUT_OF_MEMORY);
-  struct fk_launch *l = &fk_launches[fk_nlaunches++];
-  memset (l, 0, sizeof *l);
   snprintf (l->name, sizeof l->name, "%s", f->name);
   l->grid[0] = gx, l->grid[1] = gy, l->grid[2] = gz;
   l->block[0] = bx, l->block[1] = by, l->block[2] = bz;

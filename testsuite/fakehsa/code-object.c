@@ -31,17 +31,44 @@ fh_u32 (const unsigned char *p)
   return v;
 }
 
+/* The next section of ELF after SCN (NULL: from the first) of TYPE, its
+   header in *SH; NULL at the end, or at a header libelf cannot read (then
+   *BAD is set: the runtime refuses such an object).  */
+static Elf_Scn *
+fh_next_section (Elf *elf, Elf_Scn *scn, unsigned type, GElf_Shdr *sh,
+		 bool *bad)
+{
+  while ((scn = elf_nextscn (elf, scn)) != NULL)
+    {
+      if (gelf_getshdr (scn, sh) == NULL)
+	{
+	  *bad = true;
+	  return NULL;
+	}
+      if (sh->sh_type == type)
+	return scn;
+    }
+  return NULL;
+}
+
+/* The data of the table section SCN (header SH) and, in *N, its number
+   of entries; NULL if libelf cannot read it.  */
+static Elf_Data *
+fh_table (Elf_Scn *scn, const GElf_Shdr *sh, size_t *n)
+{
+  Elf_Data *d = elf_getdata (scn, NULL);
+  if (d == NULL || sh->sh_entsize == 0)
+    return NULL;
+  *n = sh->sh_size / sh->sh_entsize;
+  return d;
+}
+
 static bool
 fh_has_section (Elf *elf, unsigned type)
 {
-  Elf_Scn *scn = NULL;
-  while ((scn = elf_nextscn (elf, scn)) != NULL)
-    {
-      GElf_Shdr sh;
-      if (gelf_getshdr (scn, &sh) != NULL && sh.sh_type == type)
-	return true;
-    }
-  return false;
+  GElf_Shdr sh;
+  bool bad = false;
+  return fh_next_section (elf, NULL, type, &sh, &bad) != NULL;
 }
 
 /* Apply the dynamic relocations of the loaded image at BASE (SPAN bytes),
@@ -50,26 +77,22 @@ fh_has_section (Elf *elf, unsigned type)
 static bool
 fh_relocate (Elf *elf, void *base, uint64_t span, char *why, size_t why_len)
 {
-  Elf_Scn *scn = NULL;
-  while ((scn = elf_nextscn (elf, scn)) != NULL)
+  GElf_Shdr sh;
+  bool bad = false;
+  for (Elf_Scn *scn = NULL;
+       (scn = fh_next_section (elf, scn, SHT_RELA, &sh, &bad)) != NULL; )
     {
-      GElf_Shdr sh;
-      if (gelf_getshdr (scn, &sh) == NULL)
-	{
-	  snprintf (why, why_len, "bad section header");
-	  return false;
-	}
-      if (sh.sh_type != SHT_RELA || (sh.sh_flags & SHF_ALLOC) == 0)
+      if ((sh.sh_flags & SHF_ALLOC) == 0)
 	continue;
-      Elf_Data *d = elf_getdata (scn, NULL);
+      size_t n;
+      Elf_Data *d = fh_table (scn, &sh, &n);
       Elf_Scn *symscn = elf_getscn (elf, sh.sh_link);
       Elf_Data *syms = symscn != NULL ? elf_getdata (symscn, NULL) : NULL;
-      if (d == NULL || sh.sh_entsize == 0)
+      if (d == NULL)
 	{
 	  snprintf (why, why_len, "unreadable relocations");
 	  return false;
 	}
-      size_t n = sh.sh_size / sh.sh_entsize;
       for (size_t i = 0; i < n; i++)
 	{
 	  GElf_Rela r;
@@ -123,7 +146,9 @@ fh_relocate (Elf *elf, void *base, uint64_t span, char *why, size_t why_len)
 	    }
 	}
     }
-  return true;
+  if (bad)
+    snprintf (why, why_len, "bad section header");
+  return !bad;
 }
 
 /* Kernarg sizes as ROCr reports them for code object v3: from the
@@ -158,12 +183,11 @@ fh_metadata (Elf *elf, struct fh_symbol **syms, int nsyms, char *why,
 	     size_t why_len)
 {
   struct fh_meta m = { syms, nsyms };
-  Elf_Scn *scn = NULL;
-  while ((scn = elf_nextscn (elf, scn)) != NULL)
+  GElf_Shdr sh;
+  bool bad = false;
+  for (Elf_Scn *scn = NULL;
+       (scn = fh_next_section (elf, scn, SHT_NOTE, &sh, &bad)) != NULL; )
     {
-      GElf_Shdr sh;
-      if (gelf_getshdr (scn, &sh) == NULL || sh.sh_type != SHT_NOTE)
-	continue;
       Elf_Data *d = elf_getdata (scn, NULL);
       if (d == NULL)
 	{
@@ -279,27 +303,21 @@ fh_load (struct fh_exec *e, struct fh_agent *a, const unsigned char *bytes,
     goto out;
   /* Symbols from .symtab, else (a stripped object) from .dynsym; local
      symbols are not the executable's.  */
-  Elf_Scn *scn = NULL;
-  bool have_symtab = false;
-  int symtab_type = fh_has_section (elf, SHT_SYMTAB) ? SHT_SYMTAB : SHT_DYNSYM;
-  while ((scn = elf_nextscn (elf, scn)) != NULL)
+  bool have_symtab = false, bad = false;
+  unsigned symtab_type = (fh_has_section (elf, SHT_SYMTAB) ? SHT_SYMTAB
+			  : SHT_DYNSYM);
+  GElf_Shdr sh;
+  for (Elf_Scn *scn = NULL;
+       (scn = fh_next_section (elf, scn, symtab_type, &sh, &bad)) != NULL; )
     {
-      GElf_Shdr sh;
-      if (gelf_getshdr (scn, &sh) == NULL)
-	{
-	  snprintf (why, why_len, "bad section header");
-	  goto out;
-	}
-      if (sh.sh_type != (unsigned) symtab_type)
-	continue;
       have_symtab = true;
-      Elf_Data *d = elf_getdata (scn, NULL);
-      if (d == NULL || sh.sh_entsize == 0)
+      size_t n;
+      Elf_Data *d = fh_table (scn, &sh, &n);
+      if (d == NULL)
 	{
 	  snprintf (why, why_len, "unreadable symbol table");
 	  goto out;
 	}
-      size_t n = sh.sh_size / sh.sh_entsize;
       for (size_t k = 0; k < n; k++)
 	{
 	  GElf_Sym s;
@@ -361,9 +379,9 @@ fh_load (struct fh_exec *e, struct fh_agent *a, const unsigned char *bytes,
 	    }
 	}
     }
-  if (!have_symtab)
+  if (bad || !have_symtab)
     {
-      snprintf (why, why_len, "no symbol table");
+      snprintf (why, why_len, bad ? "bad section header" : "no symbol table");
       goto out;
     }
   if (!fh_metadata (elf, syms, nsyms, why, why_len))

@@ -47,22 +47,18 @@ fakehsa_calls (const char *sym)
 long
 fakehsa_outstanding (const char *kind)
 {
-  long n = -1;
+  static const struct fake_count counts[] = {
+    { "mem", 0, FAKE_KIND (FH_BLOCK_MEM) },
+    { "code", 0, FAKE_KIND (FH_BLOCK_CODE) },
+    { "executable", FAKE_KIND (FH_H_EXEC), 0 },
+    { "reader", FAKE_KIND (FH_H_READER) | FAKE_KIND (FH_H_CODE_OBJECT), 0 },
+    { "queue", FAKE_KIND (FH_H_QUEUE), 0 },
+    { "signal", FAKE_KIND (FH_H_SIGNAL), 0 },
+  };
   pthread_mutex_lock (&fh_lock);
-  if (strcmp (kind, "mem") == 0)
-    n = fake_block_count (&fh_blocks, FH_BLOCK_MEM);
-  else if (strcmp (kind, "code") == 0)
-    n = fake_block_count (&fh_blocks, FH_BLOCK_CODE);
-  else if (strcmp (kind, "executable") == 0)
-    n = fake_handle_count (&fh_handles, FH_H_EXEC);
-  else if (strcmp (kind, "reader") == 0)
-    n = (fake_handle_count (&fh_handles, FH_H_READER)
-	 + fake_handle_count (&fh_handles, FH_H_CODE_OBJECT));
-  else if (strcmp (kind, "queue") == 0)
-    n = fake_handle_count (&fh_handles, FH_H_QUEUE);
-  else if (strcmp (kind, "signal") == 0)
-    n = fake_handle_count (&fh_handles, FH_H_SIGNAL);
-  else if (strcmp (kind, "init") == 0)
+  long n = fake_count_of (counts, sizeof counts / sizeof *counts,
+			  &fh_handles, &fh_blocks, kind);
+  if (strcmp (kind, "init") == 0)
     n = fh_init_refs;
   pthread_mutex_unlock (&fh_lock);
   return n;
@@ -72,10 +68,7 @@ fakehsa_outstanding (const char *kind)
 int
 fakehsa_dispatch_count (void)
 {
-  pthread_mutex_lock (&fh_lock);
-  int n = (int) fh_ndispatches;
-  pthread_mutex_unlock (&fh_lock);
-  return n;
+  return fake_control_records (&fh_fs, &fh_dispatches);
 }
 
 /* Dispatch I (0-based): the packet as the plugin wrote it (PACKET: 64
@@ -89,12 +82,12 @@ fakehsa_dispatch_info (int i, void *packet, int *agent, char *kernel,
 		       size_t kernel_len, void *kargs, size_t kargs_len)
 {
   pthread_mutex_lock (&fh_lock);
-  if (i < 0 || (size_t) i >= fh_ndispatches)
+  const struct fh_dispatch *d = fake_record_get (&fh_dispatches, i);
+  if (d == NULL)
     {
       pthread_mutex_unlock (&fh_lock);
       return 0;
     }
-  struct fh_dispatch *d = &fh_dispatches[i];
   if (packet != NULL)
     memcpy (packet, &d->pkt, sizeof d->pkt);
   if (agent != NULL)

@@ -276,9 +276,7 @@ fh_init (void)
 static void
 fh_reset_tables (void)
 {
-  free (fh_dispatches);
-  fh_dispatches = NULL;
-  fh_ndispatches = fh_dispatches_cap = 0;
+  fake_records_free (&fh_dispatches);
   fake_tables_release (&fh_handles, &fh_blocks);
 }
 

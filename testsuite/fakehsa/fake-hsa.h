@@ -242,8 +242,7 @@ struct fh_dispatch
 };
 
 /* Dispatch records and the gate (queues.c).  */
-extern struct fh_dispatch *fh_dispatches;
-extern size_t fh_ndispatches, fh_dispatches_cap;
+extern struct fake_records fh_dispatches;
 /* While closed, rung packets stay in their queues.  */
 extern bool fh_gate_closed;
 

@@ -12,8 +12,7 @@
 
 #include "fake-hsa.h"
 
-struct fh_dispatch *fh_dispatches;
-size_t fh_ndispatches, fh_dispatches_cap;
+struct fake_records fh_dispatches = { .size = sizeof (struct fh_dispatch) };
 bool fh_gate_closed;
 static uint64_t fh_next_queue_id = 1;
 
@@ -192,8 +191,9 @@ fh_dispatch_fault (void)
   return f->err >= 0 ? f->err : fh_default_status (FH_kernel_dispatch);
 }
 
-/* Check and record one kernel-dispatch packet.  */
-static void
+/* Check and record one kernel-dispatch packet; the record, NULL if
+   there was no memory for it.  */
+static const struct fh_dispatch *
 fh_dispatch (struct fh_queue *q, const fh_dispatch_packet *p)
 {
   const int sym = FH_hsa_signal_store_relaxed;
@@ -238,11 +238,9 @@ fh_dispatch (struct fh_queue *q, const fh_dispatch_packet *p)
     fh_bad (sym, "dispatch: kernarg address %p not 16-byte aligned",
 	    p->kernarg_address);
 
-  if (!fake_table_room (&fh_dispatches, &fh_dispatches_cap, fh_ndispatches,
-			sizeof *fh_dispatches, 16))
-    return;
-  struct fh_dispatch *d = &fh_dispatches[fh_ndispatches++];
-  memset (d, 0, sizeof *d);
+  struct fh_dispatch *d = fake_record_new (&fh_dispatches);
+  if (d == NULL)
+    return NULL;
   d->pkt = *p;
   d->agent = fh_agent_index (q->agent);
   snprintf (d->kernel, sizeof d->kernel, "%s", k != NULL ? k->name : "?");
@@ -258,6 +256,7 @@ fh_dispatch (struct fh_queue *q, const fh_dispatch_packet *p)
 	  p->grid_size_z, p->workgroup_size_x, p->workgroup_size_y,
 	  p->workgroup_size_z, p->private_segment_size,
 	  p->group_segment_size);
+  return d;
 }
 
 /* The packet processor: take the packets up to the write index (the
@@ -281,13 +280,12 @@ fh_process (struct fh_queue *q)
 	break;
       if (type == HSA_PACKET_TYPE_KERNEL_DISPATCH)
 	{
-	  fh_dispatch (q, p);
+	  const struct fh_dispatch *d = fh_dispatch (q, p);
 	  hsa_status_t st = fh_dispatch_fault ();
 	  if (st != HSA_STATUS_SUCCESS)
 	    {
 	      fh_log ("fail kernel_dispatch %s -> 0x%x",
-		      fh_ndispatches > 0
-		      ? fh_dispatches[fh_ndispatches - 1].kernel : "?", st);
+		      d != NULL ? d->kernel : "?", st);
 	      q->faulted = true;
 	      struct fh_fault *f = malloc (sizeof *f);
 	      pthread_t th;

@@ -109,15 +109,18 @@ fh_signal_subtract (int sym, hsa_signal_t signal, hsa_signal_value_t v)
 }
 
 /* The memory-order variants of each operation are the same here: the
-   fake's signals live under one lock.  */
-#define SIGNAL_STORE(name) \
+   fake's signals live under one lock.  OP is fh_signal_store or
+   fh_signal_subtract.  */
+#define SIGNAL_UPDATE(name, op) \
   void name (hsa_signal_t s, hsa_signal_value_t v) \
   { \
-    fh_signal_store (FH_##name, s, v); \
+    op (FH_##name, s, v); \
   }
-SIGNAL_STORE (hsa_signal_store_relaxed)
-SIGNAL_STORE (hsa_signal_store_release)
-SIGNAL_STORE (hsa_signal_store_screlease)
+SIGNAL_UPDATE (hsa_signal_store_relaxed, fh_signal_store)
+SIGNAL_UPDATE (hsa_signal_store_release, fh_signal_store)
+SIGNAL_UPDATE (hsa_signal_store_screlease, fh_signal_store)
+SIGNAL_UPDATE (hsa_signal_subtract_relaxed, fh_signal_subtract)
+SIGNAL_UPDATE (hsa_signal_subtract_release, fh_signal_subtract)
 
 #define SIGNAL_LOAD(name) \
   hsa_signal_value_t name (hsa_signal_t s) \
@@ -127,14 +130,6 @@ SIGNAL_STORE (hsa_signal_store_screlease)
 SIGNAL_LOAD (hsa_signal_load_relaxed)
 SIGNAL_LOAD (hsa_signal_load_acquire)
 SIGNAL_LOAD (hsa_signal_load_scacquire)
-
-#define SIGNAL_SUBTRACT(name) \
-  void name (hsa_signal_t s, hsa_signal_value_t v) \
-  { \
-    fh_signal_subtract (FH_##name, s, v); \
-  }
-SIGNAL_SUBTRACT (hsa_signal_subtract_relaxed)
-SIGNAL_SUBTRACT (hsa_signal_subtract_release)
 
 static bool
 fh_condition (int cond, int64_t v, int64_t cmp)

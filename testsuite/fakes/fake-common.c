@@ -201,7 +201,10 @@ fake_control_bad_calls (struct fake_state *fs, const char **last)
 /* ------------------------------------------------------------------ */
 /* Growing tables.  */
 
-bool
+/* Make room in *TABLE (elements of ELEM_SIZE bytes, *CAP of them, N in
+   use) for one more: double it, FIRST elements the first time.  False,
+   the table unchanged, when out of memory.  */
+static bool
 fake_table_room (void *table, size_t *cap, size_t n, size_t elem_size,
 		 size_t first)
 {
@@ -216,6 +219,44 @@ fake_table_room (void *table, size_t *cap, size_t n, size_t elem_size,
   memcpy (table, &grown, sizeof grown);
   *cap = ncap;
   return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Records.  */
+
+void *
+fake_record_new (struct fake_records *r)
+{
+  if (!fake_table_room (&r->items, &r->cap, r->n, r->size, 64))
+    return NULL;
+  void *rec = (char *) r->items + r->n++ * r->size;
+  memset (rec, 0, r->size);
+  return rec;
+}
+
+void *
+fake_record_get (const struct fake_records *r, long i)
+{
+  if (i < 0 || (size_t) i >= r->n)
+    return NULL;
+  return (char *) r->items + (size_t) i * r->size;
+}
+
+void
+fake_records_free (struct fake_records *r)
+{
+  free (r->items);
+  r->items = NULL;
+  r->n = r->cap = 0;
+}
+
+int
+fake_control_records (struct fake_state *fs, const struct fake_records *r)
+{
+  pthread_mutex_lock (fs->lock);
+  int n = (int) r->n;
+  pthread_mutex_unlock (fs->lock);
+  return n;
 }
 
 /* ------------------------------------------------------------------ */
@@ -267,12 +308,6 @@ fake_handle_free (struct fake_handles *h, int kind, void *obj)
   h->count[kind]--;
   free (obj);
   return true;
-}
-
-long
-fake_handle_count (const struct fake_handles *h, int kind)
-{
-  return h->count[kind];
 }
 
 void *
@@ -370,9 +405,24 @@ fake_block_free (struct fake_blocks *b, uintptr_t addr, int kind,
 }
 
 long
-fake_block_count (const struct fake_blocks *b, int kind)
+fake_count_of (const struct fake_count *counts, size_t n,
+	       const struct fake_handles *h, const struct fake_blocks *b,
+	       const char *name)
 {
-  return b->count[kind];
+  for (size_t i = 0; i < n; i++)
+    if (strcmp (counts[i].name, name) == 0)
+      {
+	long live = 0;
+	for (int k = 0; k < FAKE_MAX_KINDS; k++)
+	  {
+	    if (counts[i].handles & FAKE_KIND (k))
+	      live += h->count[k];
+	    if (counts[i].blocks & FAKE_KIND (k))
+	      live += b->count[k];
+	  }
+	return live;
+      }
+  return -1;
 }
 
 void

@@ -1,7 +1,7 @@
 /* Helpers shared by the test doubles of vendor runtimes (fakecuda,
    fakehsa): a log file, a record of invalid calls, per-symbol call counts
    and failure injection from a FAKE*_FAIL=sym[@N][=ERR],... spec, the
-   registries of live handles and of device memory blocks, growing tables,
+   registries of live handles and of device memory blocks, records,
    the test-control queries both fakes export, and the leak report at
    exit.
 
@@ -95,13 +95,27 @@ long fake_control_calls (struct fake_state *fs, const char *sym);
    described.  */
 long fake_control_bad_calls (struct fake_state *fs, const char **last);
 
-/* ---- Growing tables.  */
+/* ---- Records of what a fake saw (launches, dispatches), for the tests'
+   queries.  */
 
-/* Make room in *TABLE (elements of ELEM_SIZE bytes, *CAP of them, N in
-   use) for one more: double it, FIRST elements the first time.  False,
-   the table unchanged, when out of memory.  */
-bool fake_table_room (void *table, size_t *cap, size_t n, size_t elem_size,
-		      size_t first);
+struct fake_records
+{
+  void *items;
+  size_t n, cap;
+  size_t size;			/* Bytes of one record: set by the fake.  */
+};
+
+/* A new record, zeroed, after the others of R; NULL when out of memory.  */
+void *fake_record_new (struct fake_records *r);
+
+/* Record I of R, or NULL if there is none.  */
+void *fake_record_get (const struct fake_records *r, long i);
+
+/* Free R's records (at unload).  */
+void fake_records_free (struct fake_records *r);
+
+/* The number of R's records, read under the lock of FS.  */
+int fake_control_records (struct fake_state *fs, const struct fake_records *r);
 
 /* ---- Live handles.
 
@@ -139,9 +153,6 @@ void *fake_handle_get (const struct fake_handles *h, int kind,
 /* Unregister the live handle OBJ of KIND and free it (what it points to
    is the caller's to free first); false if it is none.  */
 bool fake_handle_free (struct fake_handles *h, int kind, void *obj);
-
-/* The live handles of KIND.  */
-long fake_handle_count (const struct fake_handles *h, int kind);
 
 /* The live handles of KIND, newest first: *POS starts at 0; NULL after
    the last.  The registry must not change during the walk.  */
@@ -192,8 +203,24 @@ struct fake_block *fake_block_find (const struct fake_blocks *b,
 bool fake_block_free (struct fake_blocks *b, uintptr_t addr, int kind,
 		      struct fake_block *freed);
 
-/* The live blocks of KIND.  */
-long fake_block_count (const struct fake_blocks *b, int kind);
+/* ---- What the leak checks count.  */
+
+/* One kind of object that fake*_outstanding counts: its NAME, and the
+   handle kinds and block kinds it is made of (masks of FAKE_KIND).  */
+struct fake_count
+{
+  const char *name;
+  unsigned handles;
+  unsigned blocks;
+};
+
+#define FAKE_KIND(kind) (1u << (kind))
+
+/* The live objects of the kind named NAME in COUNTS (N of them), or -1
+   if none is so named.  */
+long fake_count_of (const struct fake_count *counts, size_t n,
+		    const struct fake_handles *h, const struct fake_blocks *b,
+		    const char *name);
 
 /* At unload: free the tables of H and B once nothing is registered in
    them (what is, is the caller's leak, reported by the leak check).  */
