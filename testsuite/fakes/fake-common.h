@@ -102,7 +102,7 @@ struct fake_records
 {
   void *items;
   size_t n, cap;
-  size_t size;			/* Bytes of one record: set by the fake.  */
+  size_t size;			/* Bytes of a record, set by the fake.  */
 };
 
 /* A new record, zeroed, after the others of R; NULL when out of memory.  */

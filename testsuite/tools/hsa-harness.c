@@ -63,7 +63,7 @@
 #include "harness-common.h"
 #include "offload-desc.h"
 
-static const char *plugin_path, *fake_path, *ours_path, *gccs_path;
+static const char *plugin_path, *ours_path, *gccs_path;
 
 /* ------------------------------------------------------------------ */
 /* Descriptors, as the test libraries' constructors register them.  */
@@ -117,15 +117,9 @@ register_library (const char *path)
 /* ------------------------------------------------------------------ */
 /* The fake.  */
 
-static void *fake;
-static int (*f_fail) (const char *);
-static void (*f_gate) (int);
-static long (*f_calls) (const char *);
-static long (*f_outstanding) (const char *);
 static int (*f_dispatch_count) (void);
 static int (*f_dispatch_info) (int, void *, int *, char *, size_t, void *,
 			       size_t);
-static long (*f_bad_calls) (const char **);
 static int (*f_symbol) (const char *, int, uintptr_t *, uint64_t *, int *,
 			uint64_t *);
 
@@ -143,48 +137,15 @@ struct packet
   uint64_t completion_signal;
 };
 
-/* Load the fake (the plugin's dlopen of the same path then gets this
-   instance), then the plugin.  */
-static bool
-open_plugin (void)
-{
-  const struct harness_sym syms[] = {
-    { "fakehsa_fail", &f_fail }, { "fakehsa_gate", &f_gate },
-    { "fakehsa_calls", &f_calls }, { "fakehsa_outstanding", &f_outstanding },
-    { "fakehsa_dispatch_count", &f_dispatch_count },
-    { "fakehsa_dispatch_info", &f_dispatch_info },
-    { "fakehsa_bad_calls", &f_bad_calls }, { "fakehsa_symbol", &f_symbol },
-    { NULL, NULL } };
-  setenv ("OFFLOADKIT_HSA_LIBRARY", fake_path, 1);
-  return harness_open ("hsa-harness", fake_path, &fake, plugin_path,
-		       syms);
-}
-
-static long
-bad_calls (void)
-{
-  return f_bad_calls (NULL);
-}
-
-/* Check that the plugin made no call the runtime refuses since BEFORE.  */
-static void
-check_no_bad_calls (const char *name, long before)
-{
-  harness_check_no_bad_calls (name, before, f_bad_calls, "runtime");
-}
-
-static const char *const kinds[] = { "mem", "code", "executable", "reader",
-				     "queue", "signal" };
-#define NKINDS (sizeof kinds / sizeof kinds[0])
-
-struct census { long n[NKINDS]; };
+/* What is alive in the runtime, by leak kind.  */
+struct census { long n[8]; };
 
 static struct census
 census (void)
 {
-  struct census c;
-  for (size_t i = 0; i < NKINDS; i++)
-    c.n[i] = f_outstanding (kinds[i]);
+  struct census c = { { 0 } };
+  for (size_t i = 0; harness->leak_kinds[i] != NULL; i++)
+    c.n[i] = f_outstanding (harness->leak_kinds[i]);
   return c;
 }
 
@@ -194,20 +155,14 @@ same_census (const struct census *before, const char *what)
 {
   struct census now = census ();
   bool ok = true;
-  for (size_t i = 0; i < NKINDS; i++)
+  for (size_t i = 0; harness->leak_kinds[i] != NULL; i++)
     if (now.n[i] != before->n[i])
       {
 	fprintf (stderr, "  (%s: %ld %s alive, %ld before)\n", what,
-		 now.n[i], kinds[i], before->n[i]);
+		 now.n[i], harness->leak_kinds[i], before->n[i]);
 	ok = false;
       }
   return ok;
-}
-
-static void
-check_no_leaks (const char *what)
-{
-  harness_check_no_leaks (what, kinds, NKINDS, f_outstanding);
 }
 
 /* ------------------------------------------------------------------ */
@@ -216,13 +171,6 @@ check_no_leaks (const char *what)
 static const struct reg *ours, *gccs;
 static const struct ok_openmp_target *our_desc;
 static size_t nfuncs, nvars;
-
-#define ARG_TEAMS(n) \
-  (void *) (uintptr_t) (OK_GOMP_TARGET_ARG_NUM_TEAMS \
-			| ((uintptr_t) (n) << OK_GOMP_TARGET_ARG_VALUE_SHIFT))
-#define ARG_LIMIT(n) \
-  (void *) (uintptr_t) (OK_GOMP_TARGET_ARG_THREAD_LIMIT \
-			| ((uintptr_t) (n) << OK_GOMP_TARGET_ARG_VALUE_SHIFT))
 
 static bool
 describe_ours (void)
@@ -246,30 +194,10 @@ target_for (const struct ok_openmp_target *d, uint32_t arch)
   return NULL;
 }
 
-/* Load D (registered with VERSION) on DEV; the table or NULL.  */
-static struct ok_addr_pair *
-load_as (int dev, unsigned ver, const void *d, size_t expect)
-{
-  struct ok_addr_pair *table = NULL;
-  int n = p_load_image (dev, ver, d, &table);
-  if (n < 0 || (size_t) n != expect)
-    {
-      fprintf (stderr, "  (load_image on %d returned %d, want %zu: %s)\n",
-	       dev, n, expect, last_error ());
-      if (n > 0)
-	{
-	  free (table);
-	  p_unload_image (dev, ver, d);
-	}
-      return NULL;
-    }
-  return table;
-}
-
 static struct ok_addr_pair *
 load (int dev, const struct ok_openmp_target *d)
 {
-  return load_as (dev, ours->version, d, nfuncs + nvars + 1);
+  return harness_load (dev, ours->version, d, nfuncs + nvars + 1);
 }
 
 /* A load that must fail with one error containing the NULL-terminated
@@ -279,30 +207,23 @@ bad_load (const char *name, int dev, const void *data, ...)
 {
   struct census c = census ();
   long bad = bad_calls ();
-  struct ok_addr_pair *table = NULL;
   int e = errors_now ();
-  char buf[256];
-  int n = p_load_image (dev, ours->version, data, &table);
-  snprintf (buf, sizeof buf, "%s: load_image returns -1", name);
-  check (buf, n == -1);
+  struct ok_addr_pair *table;
+  int n;
   va_list ap;
   va_start (ap, data);
-  bool ok = verror_says (e, ap);
+  bool said = harness_refused_load (name, dev, ours->version, data, ap, &n,
+				    &table);
   va_end (ap);
-  if (!ok)
+  if (!said)
     fprintf (stderr, "  (%d errors, last: %s)\n", errors_now () - e,
 	     last_error ());
-  snprintf (buf, sizeof buf, "%s: one clear error", name);
-  check (buf, ok);
-  snprintf (buf, sizeof buf, "%s: nothing left in the runtime", name);
-  check (buf, same_census (&c, name));
+  checkf (said, "%s: one clear error", name);
+  checkf (same_census (&c, name), "%s: nothing left in the runtime", name);
+  char buf[256];
   snprintf (buf, sizeof buf, "%s: no invalid runtime call", name);
   check_no_bad_calls (buf, bad);
-  if (n > 0)
-    {
-      free (table);
-      p_unload_image (dev, ours->version, data);
-    }
+  harness_undo_load (n, table, dev, ours->version, data);
 }
 
 /* ------------------------------------------------------------------ */
@@ -360,40 +281,33 @@ geometry_is (const struct dispatch *d, unsigned teams, unsigned threads)
 /* ------------------------------------------------------------------ */
 /* Children.  */
 
-typedef void (*child_fn) (void);
-
-/* Run FN in a child with the environment changes ENV (name, value pairs;
-   a NULL value unsets; NULL-terminated; the test may point
-   OFFLOADKIT_HSA_LIBRARY, which open_plugin sets, elsewhere).  If
-   STDERR_EMPTY, check that nothing was printed on stderr.  */
-static void
-in_child (const char *name, const char *const *env, child_fn fn,
-	  bool stderr_empty)
-{
-  harness_in_child (name, env, open_plugin, fn, stderr_empty);
-}
-
-static void child_zero_silent (void);
-
-/* A child that loads the plugin only, without the fake: the runtime it
-   finds by its own rules (none usable without /dev/kfd).  */
-static bool
-child_plugin_only (void *arg)
-{
-  (void) arg;
-  unsetenv ("OFFLOADKIT_HSA_LIBRARY");
-  if (!standin_open_plugin (plugin_path))
-    return false;
-  child_zero_silent ();
-  standin_close_plugin ();
-  return true;
-}
-
 static void
 child_zero_silent (void)
 {
   check ("0 devices", p_get_num_devices () == 0);
   check ("no error", errors_now () == 0);
+}
+
+/* A child that loads the plugin only, without the fake: the runtime it
+   finds by its own rules (none usable without /dev/kfd).  */
+static bool
+open_plugin_only (void)
+{
+  unsetenv ("OFFLOADKIT_HSA_LIBRARY");
+  return standin_open_plugin (plugin_path);
+}
+
+static void
+child_system_runtime (void)
+{
+  child_zero_silent ();
+  standin_close_plugin ();
+}
+
+static bool
+have_no_kfd (void)
+{
+  return access ("/dev/kfd", F_OK) != 0;
 }
 
 static void
@@ -424,10 +338,8 @@ child_two_and_emulated (void)
   for (int dev = 0; dev < 2; dev++)
     {
       struct ok_addr_pair *t = load (dev, our_desc);
-      char buf[80];
-      snprintf (buf, sizeof buf, "device %d (%s): the image for its ISA loads",
-		dev, dev == 0 ? "gfx906" : "gfx900");
-      check (buf, t != NULL);
+      checkf (t != NULL, "device %d (%s): the image for its ISA loads", dev,
+	      dev == 0 ? "gfx906" : "gfx900");
       free (t);
       if (t != NULL)
 	p_unload_image (dev, ours->version, our_desc);
@@ -715,16 +627,8 @@ child_print_buffer (void)
 
 /* The fake itself must refuse what the runtime refuses, or the "no
    invalid runtime call" checks prove nothing.  */
-typedef int (*hsa_fn) ();
-
-static hsa_fn
-hsa (const char *name)
-{
-  hsa_fn f;
-  void *sym = dlsym (fake, name);
-  memcpy (&f, &sym, sizeof f);
-  return f;
-}
+/* The fake's function NAME.  */
+#define hsa(name) harness_fake_fn (name)
 
 static uint64_t agents_seen[4];
 static int nagents_seen;
@@ -983,8 +887,8 @@ test_gcc_image (void)
   check ("GCC's image: registered as device version 2",
 	 gccs->type == OK_GOMP_DEVICE_GCN
 	 && (gccs->version & 0xffff) == OK_GCC_DEV_VERSION_GCN);
-  struct ok_addr_pair *t = load_as (0, gccs->version, gccs->target_data,
-				    nf + nv + 1);
+  struct ok_addr_pair *t = harness_load (0, gccs->version, gccs->target_data,
+					 nf + nv + 1);
   check ("GCC's image: loads, one entry per function and variable + 1",
 	 t != NULL);
   if (t == NULL)
@@ -1294,10 +1198,8 @@ test_launch (void)
   struct dispatch d;
   for (size_t k = 0; k < nfuncs; k++)
     {
-      char buf[200];
       bool ran = run_one (0, (void *) tab0[k].start, tv, NULL, &d);
-      snprintf (buf, sizeof buf, "kernel %zu: dispatched", k);
-      check (buf, ran);
+      checkf (ran, "kernel %zu: dispatched", k);
       if (!ran)
 	continue;
       char want[160];
@@ -1305,29 +1207,27 @@ test_launch (void)
       uintptr_t obj = 0;
       uint64_t priv = 0, extra = 0;
       f_symbol (want, 0, &obj, &priv, NULL, &extra);
-      snprintf (buf, sizeof buf, "kernel %zu: the kernel object of %.100s",
-		k, want);
-      check (buf, strcmp (d.kernel, want) == 0 && d.p.kernel_object == obj);
-      snprintf (buf, sizeof buf, "kernel %zu: segment sizes of its "
-		"descriptor", k);
-      check (buf, d.p.private_size == priv
-	     && d.p.group_size == (uint32_t) (extra >> 32));
+      checkf (strcmp (d.kernel, want) == 0 && d.p.kernel_object == obj,
+	      "kernel %zu: the kernel object of %.100s", k, want);
+      checkf (d.p.private_size == priv
+	      && d.p.group_size == (uint32_t) (extra >> 32),
+	      "kernel %zu: segment sizes of its descriptor", k);
       const struct ok_kernel_info *ki = &td->kernel_info[k];
-      snprintf (buf, sizeof buf, "kernel %zu: mkoffload's kernel info agrees"
-		" with the code object", k);
-      check (buf, ki->private_segment_size == priv
-	     && ki->group_segment_size == (uint32_t) (extra >> 32)
-	     && ki->kernarg_size == (uint32_t) extra && ki->vgprs > 0
-	     && ki->sgprs > 0);
-      snprintf (buf, sizeof buf, "kernel %zu: a kernel-dispatch packet, 3 "
-		"dimensions, a completion signal", k);
-      check (buf, (d.p.header & 0xff) == 2 && (d.p.setup & 3) == 3
-	     && d.p.completion_signal != 0);
-      snprintf (buf, sizeof buf, "kernel %zu: kernargs: tgt_vars, then the "
-		"output, heap and arena pointers", k);
-      check (buf, d.nkargs >= 5 && d.kargs[0] == (uintptr_t) tv
-	     && d.kargs[2] == d.p.kernarg_address + 40 && d.kargs[3] != 0
-	     && d.kargs[4] != 0);
+      checkf (ki->private_segment_size == priv
+	      && ki->group_segment_size == (uint32_t) (extra >> 32)
+	      && ki->kernarg_size == (uint32_t) extra && ki->vgprs > 0
+	      && ki->sgprs > 0,
+	      "kernel %zu: mkoffload's kernel info agrees with the code"
+	      " object", k);
+      checkf ((d.p.header & 0xff) == 2 && (d.p.setup & 3) == 3
+	      && d.p.completion_signal != 0,
+	      "kernel %zu: a kernel-dispatch packet, 3 dimensions, a"
+	      " completion signal", k);
+      checkf (d.nkargs >= 5 && d.kargs[0] == (uintptr_t) tv
+	      && d.kargs[2] == d.p.kernarg_address + 40 && d.kargs[3] != 0
+	      && d.kargs[4] != 0,
+	      "kernel %zu: kernargs: tgt_vars, then the output, heap and"
+	      " arena pointers", k);
     }
   /* Geometry: one work-group per team, 64 lanes by one wavefront per
      thread.  The fake's agents have 60 compute units.  */
@@ -1506,9 +1406,38 @@ test_failures (void)
       snprintf (name, sizeof name, "failed %s", spec);
       fail_sym = failures[i].sym;
       fail_nth = failures[i].nth;
-      const char *const env[] = { "FAKEHSA_FAIL", spec, NULL };
-      in_child (name, env, child_session_with_failure, false);
+      harness_in_child (name, HARNESS_ENV ("FAKEHSA_FAIL", spec), NULL,
+			child_session_with_failure, false);
     }
+}
+
+/* The main process: devices 0 (gfx906) and 1 (gfx900).  */
+static void
+test_devices (void)
+{
+  check ("two HSA devices", p_get_num_devices () == 2);
+  check ("no error", errors_now () == 0);
+  check ("init devices", p_init_device (0) && p_init_device (1));
+  check ("a queue per device", f_outstanding ("queue") == 2);
+}
+
+static struct ok_addr_pair *
+load_our_image (int dev)
+{
+  return load (dev, our_desc);
+}
+
+/* fini_device waits for a kernel still running (on the kernel's signal,
+   which the fake decrements only when the gate opens) and leaves nothing
+   behind; a device starts again after it.  */
+static void
+test_fini (void)
+{
+  harness_check_fini (tab0 != NULL ? (void *) tab0[0].start : NULL,
+		      load_our_image);
+  free (tab0);
+  free (tab1);
+  check_no_bad_calls ("no invalid runtime calls at all", 0);
 }
 
 int
@@ -1523,7 +1452,6 @@ main (int argc, char **argv)
   standin_init ("hsa-harness");
   standin_verbose = getenv ("HARNESS_VERBOSE") != NULL;
   plugin_path = argv[1];
-  fake_path = argv[2];
   ours_path = argv[3];
   gccs_path = argc == 5 ? argv[4] : NULL;
   unsetenv ("OFFLOADKIT_EMULATE");
@@ -1542,91 +1470,57 @@ main (int argc, char **argv)
   if (gccs_path != NULL)
     gccs = register_library (gccs_path);
 
-  /* Device counts with a fresh plugin each.  */
-  if (access ("/dev/kfd", F_OK) != 0)
-    standin_in_child ("no /dev/kfd, the system's runtime",
-		      child_plugin_only, NULL, true);
-  else
-    unsupported ("no /dev/kfd, the system's runtime (this machine has one)");
-  {
-    const char *const env[] = { "FAKEHSA_AGENTS", "none", NULL };
-    in_child ("no GPU agent", env, child_zero_silent, true);
-  }
-  {
-    const char *const env[] = { "FAKEHSA_AGENTS", "", NULL };
-    in_child ("empty FAKEHSA_AGENTS", env, child_zero_silent, true);
-  }
-  {
-    const char *const env[] = { "OFFLOADKIT_HSA_LIBRARY",
-				"/nonexistent/libhsa-runtime64.so.1", NULL };
-    in_child ("missing OFFLOADKIT_HSA_LIBRARY", env, child_zero_silent,
-	      true);
-  }
-  {
-    const char *const env[] = { "FAKEHSA_FAIL", "hsa_init", NULL };
-    in_child ("hsa_init fails", env, child_init_fails, false);
-  }
-  {
-    const char *const env[] = { "FAKEHSA_AGENTS", "gfx906,gfx900",
-				"OFFLOADKIT_EMULATE", "1", NULL };
-    in_child ("gfx906 + gfx900 + 1 emulated", env, child_two_and_emulated,
-	      true);
-  }
-  {
-    const char *const env[] = { "FAKEHSA_AGENTS", "gfx908", NULL };
-    in_child ("gfx908 agent", env, child_no_matching_isa, false);
-  }
-  {
-    const char *const env[] = { "FAKEHSA_AGENTS", "gfx90a", NULL };
-    in_child ("gfx90a agent", env, child_unbuildable_isa, false);
-  }
-  test_failures ();
-  {
-    const char *const env[] = { "FAKEHSA_FAIL", "kernel_dispatch@2", NULL };
-    in_child ("a kernel faults", env, child_kernel_fault, false);
-  }
-  {
-    const char *const env[] = { NULL };
-    in_child ("print buffer", env, child_print_buffer, true);
-  }
-  {
-    const char *const env[] = { NULL };
-    in_child ("the fake", env, child_fake_selftest, true);
-  }
-
-  setenv ("FAKEHSA_AGENTS", "gfx906,gfx900", 1);
-  if (!open_plugin ())
-    return 2;
-  check ("two HSA devices", p_get_num_devices () == 2);
-  check ("no error", errors_now () == 0);
-  check ("init devices", p_init_device (0) && p_init_device (1));
-  check ("a queue per device", f_outstanding ("queue") == 2);
-  test_load ();
-  test_bad_images ();
-  test_gcc_image ();
-  test_memory ();
-  test_launch ();
-  test_async ();
-  test_exit_values ();
-  test_threads ();
-
-  /* fini_device waits for a kernel still running (on the kernel's
-     signal, which the fake decrements only when the gate opens).  */
-  if (tab0 != NULL)
-    harness_check_fini_waits ((void *) tab0[0].start, f_gate);
-  else
-    check ("fini device 0", p_fini_device (0));
-  check ("fini device 1", p_fini_device (1));
-  free (tab0);
-  free (tab1);
-  check_no_leaks ("after fini");
-  check ("init again", p_init_device (0));
-  struct ok_addr_pair *t = load (0, our_desc);
-  check ("load again", t != NULL);
-  free (t);
-  check ("fini again", p_fini_device (0));
-  check_no_leaks ("after the second fini");
-  check_no_bad_calls ("no invalid runtime calls at all", 0);
-  standin_close_plugin ();
-  return check_summary ();
+  static const struct harness_sym syms[] = {
+    { "fakehsa_dispatch_count", &f_dispatch_count },
+    { "fakehsa_dispatch_info", &f_dispatch_info },
+    { "fakehsa_symbol", &f_symbol }, { NULL, NULL } };
+  const struct harness h = {
+    .program = "hsa-harness", .plugin_path = plugin_path,
+    .fake_path = argv[2], .library_var = "OFFLOADKIT_HSA_LIBRARY",
+    .fake_prefix = "fakehsa", .fake_syms = syms, .fake_who = "runtime",
+    .leak_kinds = HARNESS_ENV ("mem", "code", "executable", "reader",
+			       "queue", "signal"),
+    .env = HARNESS_ENV ("FAKEHSA_AGENTS", "gfx906,gfx900"),
+  };
+  /* Device counts and errors with a fresh plugin each, then the main
+     process.  */
+  const struct harness_area areas[] = {
+    { AREA_CHILD ("no /dev/kfd, the system's runtime", child_system_runtime,
+		  NULL, true),
+      .open = open_plugin_only, .can_run = have_no_kfd,
+      .unsupported = "no /dev/kfd, the system's runtime (this machine has"
+		     " one)" },
+    { AREA_CHILD ("no GPU agent", child_zero_silent,
+		  HARNESS_ENV ("FAKEHSA_AGENTS", "none"), true) },
+    { AREA_CHILD ("empty FAKEHSA_AGENTS", child_zero_silent,
+		  HARNESS_ENV ("FAKEHSA_AGENTS", ""), true) },
+    { AREA_CHILD ("missing OFFLOADKIT_HSA_LIBRARY", child_zero_silent,
+		  HARNESS_ENV ("OFFLOADKIT_HSA_LIBRARY",
+			       "/nonexistent/libhsa-runtime64.so.1"), true) },
+    { AREA_CHILD ("hsa_init fails", child_init_fails,
+		  HARNESS_ENV ("FAKEHSA_FAIL", "hsa_init"), false) },
+    { AREA_CHILD ("gfx906 + gfx900 + 1 emulated", child_two_and_emulated,
+		  HARNESS_ENV ("FAKEHSA_AGENTS", "gfx906,gfx900",
+			       "OFFLOADKIT_EMULATE", "1"), true) },
+    { AREA_CHILD ("gfx908 agent", child_no_matching_isa,
+		  HARNESS_ENV ("FAKEHSA_AGENTS", "gfx908"), false) },
+    { AREA_CHILD ("gfx90a agent", child_unbuildable_isa,
+		  HARNESS_ENV ("FAKEHSA_AGENTS", "gfx90a"), false) },
+    { AREA_UNLOADED ("failed runtime calls", test_failures) },
+    { AREA_CHILD ("a kernel faults", child_kernel_fault,
+		  HARNESS_ENV ("FAKEHSA_FAIL", "kernel_dispatch@2"), false) },
+    { AREA_CHILD ("print buffer", child_print_buffer, NULL, true) },
+    { AREA_CHILD ("the fake", child_fake_selftest, NULL, true) },
+    { AREA_LOADED ("devices", test_devices) },
+    { AREA_LOADED ("images", test_load) },
+    { AREA_LOADED ("refused images", test_bad_images) },
+    { AREA_LOADED ("GCC's image format", test_gcc_image) },
+    { AREA_LOADED ("memory", test_memory) },
+    { AREA_LOADED ("launches", test_launch) },
+    { AREA_LOADED ("async", test_async) },
+    { AREA_LOADED ("exit values", test_exit_values) },
+    { AREA_LOADED ("threads", test_threads) },
+    { AREA_LOADED ("fini", test_fini) },
+  };
+  return harness_run (&h, areas, sizeof areas / sizeof areas[0]);
 }
