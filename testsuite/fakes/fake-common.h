@@ -1,9 +1,9 @@
 /* Helpers shared by the test doubles of vendor runtimes (fakecuda,
    fakehsa): a log file, a record of invalid calls, per-symbol call counts
    and failure injection from a FAKE*_FAIL=sym[@N][=ERR],... spec, the
-   registries of live handles and of device memory blocks, records,
-   the test-control queries both fakes export, and the leak report at
-   exit.
+   test-control queries both fakes export, records of what they saw, the
+   registries of live handles and of device memory blocks, and the leak
+   counts and report.
 
    Each fake keeps its own declarations of the API it imitates (they are
    independent of the plugin's on purpose); only this bookkeeping, which

@@ -56,11 +56,11 @@ enum harness_where
 {
   /* In a forked child, over a fresh fake and plugin.  */
   HARNESS_CHILD,
-  /* Here, before the plugin is loaded here (FN forks children of its own
-     or loads nothing).  */
+  /* In this process, before it loads the plugin (FN may fork children
+     of its own).  */
   HARNESS_UNLOADED,
-  /* Here, over the plugin loaded once (with the harness's ENV) before the
-     first of these areas.  */
+  /* In this process, over the plugin it loads once (with the harness's
+     ENV) before the first of these areas.  */
   HARNESS_LOADED
 };
 
@@ -84,8 +84,8 @@ struct harness_area
   const char *unsupported;
 };
 
-/* An environment list for struct harness or struct harness_area.  */
-#define HARNESS_ENV(...) ((const char *const[]) { __VA_ARGS__, NULL })
+/* A NULL-ended list of strings: environment changes, leak kinds.  */
+#define HARNESS_LIST(...) ((const char *const[]) { __VA_ARGS__, NULL })
 
 /* The fields of a struct harness_area of each kind; CAN_RUN and
    UNSUPPORTED may follow.  */
