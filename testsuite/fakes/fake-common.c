@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 void
@@ -160,6 +161,289 @@ fake_count_call (struct fake_state *fs, int sym, long *nth)
       return &fs->fails[i];
   return NULL;
 }
+
+/* ------------------------------------------------------------------ */
+/* Test-control queries.  */
+
+int
+fake_control_fail (struct fake_state *fs, const char *spec)
+{
+  pthread_mutex_lock (fs->lock);
+  fs->configure ();
+  bool ok = fake_parse_fail (fs, spec);
+  pthread_mutex_unlock (fs->lock);
+  return ok;
+}
+
+long
+fake_control_calls (struct fake_state *fs, const char *sym)
+{
+  int i = fake_sym_lookup (fs, sym, strlen (sym));
+  if (i < 0)
+    return -1;
+  pthread_mutex_lock (fs->lock);
+  long n = fs->calls_total[i];
+  pthread_mutex_unlock (fs->lock);
+  return n;
+}
+
+long
+fake_control_bad_calls (struct fake_state *fs, const char **last)
+{
+  pthread_mutex_lock (fs->lock);
+  long n = fs->bad_calls;
+  if (last != NULL)
+    *last = fs->last_bad;
+  pthread_mutex_unlock (fs->lock);
+  return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* Growing tables.  */
+
+/* Make room in *TABLE (elements of ELEM_SIZE bytes, *CAP of them, N in
+   use) for one more: double it, FIRST elements the first time.  False,
+   the table unchanged, when out of memory.  */
+static bool
+fake_table_room (void *table, size_t *cap, size_t n, size_t elem_size,
+		 size_t first)
+{
+  if (n < *cap)
+    return true;
+  void *old;
+  memcpy (&old, table, sizeof old);
+  size_t ncap = *cap ? 2 * *cap : first;
+  void *grown = realloc (old, ncap * elem_size);
+  if (grown == NULL)
+    return false;
+  memcpy (table, &grown, sizeof grown);
+  *cap = ncap;
+  return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Records.  */
+
+void *
+fake_record_new (struct fake_records *r)
+{
+  if (!fake_table_room (&r->items, &r->cap, r->n, r->size, 64))
+    return NULL;
+  void *rec = (char *) r->items + r->n++ * r->size;
+  memset (rec, 0, r->size);
+  return rec;
+}
+
+void *
+fake_record_get (const struct fake_records *r, long i)
+{
+  if (i < 0 || (size_t) i >= r->n)
+    return NULL;
+  return (char *) r->items + (size_t) i * r->size;
+}
+
+void
+fake_records_free (struct fake_records *r)
+{
+  free (r->items);
+  r->items = NULL;
+  r->n = r->cap = 0;
+}
+
+int
+fake_control_records (struct fake_state *fs, const struct fake_records *r)
+{
+  pthread_mutex_lock (fs->lock);
+  int n = (int) r->n;
+  pthread_mutex_unlock (fs->lock);
+  return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* Live handles.  */
+
+void *
+fake_handle_new (struct fake_handles *h, int kind, size_t size)
+{
+  if (!fake_table_room (&h->live, &h->cap, h->n, sizeof *h->live, 64))
+    return NULL;
+  void *obj = calloc (1, size);
+  if (obj == NULL)
+    return NULL;
+  h->live[h->n++] = (struct fake_handle) { obj, kind };
+  h->count[kind]++;
+  return obj;
+}
+
+/* The index of the live handle OBJ of KIND, or -1.  Recent handles are
+   the likelier: search from the newest.  */
+static long
+fake_handle_index (const struct fake_handles *h, int kind, const void *obj)
+{
+  if (obj == NULL)
+    return -1;
+  for (size_t i = h->n; i-- > 0; )
+    if (h->live[i].obj == obj && h->live[i].kind == kind)
+      return (long) i;
+  return -1;
+}
+
+void *
+fake_handle_get (const struct fake_handles *h, int kind, const void *obj)
+{
+  long i = fake_handle_index (h, kind, obj);
+  return i >= 0 ? h->live[i].obj : NULL;
+}
+
+bool
+fake_handle_free (struct fake_handles *h, int kind, void *obj)
+{
+  long i = fake_handle_index (h, kind, obj);
+  if (i < 0)
+    return false;
+  /* Keep the order: walks go from the newest.  */
+  memmove (&h->live[i], &h->live[i + 1],
+	   (h->n - (size_t) i - 1) * sizeof *h->live);
+  h->n--;
+  h->count[kind]--;
+  free (obj);
+  return true;
+}
+
+void *
+fake_handle_next (const struct fake_handles *h, int kind, size_t *pos)
+{
+  while (*pos < h->n)
+    {
+      const struct fake_handle *e = &h->live[h->n - 1 - (*pos)++];
+      if (e->kind == kind)
+	return e->obj;
+    }
+  return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Device memory blocks.  */
+
+/* The index of the first block whose base is above ADDR.  */
+static size_t
+fake_block_after (const struct fake_blocks *b, uintptr_t addr)
+{
+  size_t lo = 0, hi = b->n;
+  while (lo < hi)
+    {
+      size_t mid = (lo + hi) / 2;
+      if (b->live[mid].base <= addr)
+	lo = mid + 1;
+      else
+	hi = mid;
+    }
+  return lo;
+}
+
+struct fake_block *
+fake_block_find (const struct fake_blocks *b, uintptr_t addr)
+{
+  size_t i = fake_block_after (b, addr);
+  if (i == 0)
+    return NULL;
+  struct fake_block *k = &b->live[i - 1];
+  if (addr < k->base + (k->size > 0 ? k->size : 1))
+    return k;
+  return NULL;
+}
+
+void *
+fake_block_new (struct fake_blocks *b, size_t size, size_t align, int kind,
+		void *owner)
+{
+  if (!fake_table_room (&b->live, &b->cap, b->n, sizeof *b->live, 256))
+    return NULL;
+  void *p;
+  size_t mapped = 0;
+  if (size >= ((size_t) 1 << 20))
+    {
+      /* Big blocks (soft stacks, pool chunks) are mapped lazily, so that a
+	 generous allocation costs no real memory until it is touched.  */
+      mapped = (size + 4095) & ~(size_t) 4095;
+      p = mmap (NULL, mapped, PROT_READ | PROT_WRITE,
+		MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      if (p == MAP_FAILED)
+	return NULL;
+    }
+  else if (posix_memalign (&p, align, size > 0 ? size : 1) != 0)
+    return NULL;
+  size_t pos = fake_block_after (b, (uintptr_t) p);
+  memmove (&b->live[pos + 1], &b->live[pos],
+	   (b->n - pos) * sizeof *b->live);
+  b->live[pos] = (struct fake_block) { (uintptr_t) p, size, mapped, kind,
+				       owner };
+  b->n++;
+  b->count[kind]++;
+  return p;
+}
+
+bool
+fake_block_free (struct fake_blocks *b, uintptr_t addr, int kind,
+		 struct fake_block *freed)
+{
+  struct fake_block *k = fake_block_find (b, addr);
+  if (k == NULL || k->base != addr || k->kind != kind)
+    return false;
+  struct fake_block gone = *k;
+  size_t i = (size_t) (k - b->live);
+  memmove (&b->live[i], &b->live[i + 1], (b->n - i - 1) * sizeof *b->live);
+  b->n--;
+  b->count[kind]--;
+  if (gone.mapped)
+    munmap ((void *) gone.base, gone.mapped);
+  else
+    free ((void *) gone.base);
+  if (freed != NULL)
+    *freed = gone;
+  return true;
+}
+
+long
+fake_count_of (const struct fake_count *counts, size_t n,
+	       const struct fake_handles *h, const struct fake_blocks *b,
+	       const char *name)
+{
+  for (size_t i = 0; i < n; i++)
+    if (strcmp (counts[i].name, name) == 0)
+      {
+	long live = 0;
+	for (int k = 0; k < FAKE_MAX_KINDS; k++)
+	  {
+	    if (counts[i].handles & FAKE_KIND (k))
+	      live += h->count[k];
+	    if (counts[i].blocks & FAKE_KIND (k))
+	      live += b->count[k];
+	  }
+	return live;
+      }
+  return -1;
+}
+
+void
+fake_tables_release (struct fake_handles *h, struct fake_blocks *b)
+{
+  if (h->n == 0)
+    {
+      free (h->live);
+      h->live = NULL;
+      h->cap = 0;
+    }
+  if (b->n == 0)
+    {
+      free (b->live);
+      b->live = NULL;
+      b->cap = 0;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* The leak report.  */
 
 void
 fake_check_leaks (const char *tag, const char *check_var,

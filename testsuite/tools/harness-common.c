@@ -1,35 +1,61 @@
 /* Shared pieces of the fake-runtime harnesses; see harness-common.h.  */
 
+#define _GNU_SOURCE
 #include "harness-common.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "gomp-standin.h"
 
+const struct harness *harness;
+
+void *fake;
+int (*f_fail) (const char *);
+void (*f_gate) (int);
+long (*f_calls) (const char *);
+long (*f_outstanding) (const char *);
+long (*f_bad_calls) (const char **);
+
+/* ------------------------------------------------------------------ */
+/* Loading, children, the walk.  */
+
 bool
-harness_open (const char *program, const char *fake_path, void **fake,
-	      const char *plugin_path, const struct harness_sym *syms)
+harness_open (void)
 {
-  *fake = dlopen (fake_path, RTLD_NOW | RTLD_LOCAL);
-  if (*fake == NULL)
+  setenv (harness->library_var, harness->fake_path, 1);
+  fake = dlopen (harness->fake_path, RTLD_NOW | RTLD_LOCAL);
+  if (fake == NULL)
     {
-      fprintf (stderr, "%s: %s\n", program, dlerror ());
+      fprintf (stderr, "%s: %s\n", harness->program, dlerror ());
       return false;
     }
-  bool ok = standin_open_plugin (plugin_path);
-  for (size_t i = 0; syms[i].name != NULL; i++)
-    ok &= standin_sym (*fake, syms[i].name, syms[i].fnp);
+  bool ok = standin_open_plugin (harness->plugin_path);
+  const struct { const char *query; void *fnp; } common[] = {
+    { "fail", &f_fail }, { "gate", &f_gate }, { "calls", &f_calls },
+    { "outstanding", &f_outstanding }, { "bad_calls", &f_bad_calls } };
+  for (size_t i = 0; i < sizeof common / sizeof common[0]; i++)
+    {
+      char name[64];
+      snprintf (name, sizeof name, "%s_%s", harness->fake_prefix,
+		common[i].query);
+      ok &= standin_sym (fake, name, common[i].fnp);
+    }
+  for (size_t i = 0; harness->fake_syms[i].name != NULL; i++)
+    ok &= standin_sym (fake, harness->fake_syms[i].name,
+		       harness->fake_syms[i].fnp);
   return ok;
 }
 
-void
+/* Apply ENV (see struct harness; NULL: nothing).  */
+static void
 harness_apply_env (const char *const *env)
 {
-  for (int i = 0; env[i] != NULL; i += 2)
+  for (int i = 0; env != NULL && env[i] != NULL; i += 2)
     if (env[i + 1] != NULL)
       setenv (env[i], env[i + 1], 1);
     else
@@ -59,35 +85,148 @@ void
 harness_in_child (const char *name, const char *const *env,
 		  bool (*open) (void), void (*fn) (void), bool stderr_empty)
 {
-  struct child c = { env, open, fn };
+  struct child c = { env, open != NULL ? open : harness_open, fn };
   standin_in_child (name, child_body, &c, stderr_empty);
 }
 
+int
+harness_run (const struct harness *h, const struct harness_area *areas,
+	     size_t n)
+{
+  harness = h;
+  bool loaded = false;
+  for (size_t i = 0; i < n; i++)
+    {
+      const struct harness_area *a = &areas[i];
+      if (a->can_run != NULL && !a->can_run ())
+	{
+	  if (a->unsupported != NULL)
+	    unsupported (a->unsupported);
+	  continue;
+	}
+      switch (a->where)
+	{
+	case HARNESS_CHILD:
+	  harness_in_child (a->name, a->env, a->open, a->fn, a->stderr_empty);
+	  break;
+	case HARNESS_UNLOADED:
+	  a->fn ();
+	  break;
+	case HARNESS_LOADED:
+	  if (!loaded)
+	    {
+	      harness_apply_env (h->env);
+	      if (!harness_open ())
+		return 2;
+	      loaded = true;
+	    }
+	  a->fn ();
+	  break;
+	}
+    }
+  standin_close_plugin ();
+  return check_summary ();
+}
+
+/* ------------------------------------------------------------------ */
+/* The fake.  */
+
+harness_fn
+harness_fake_fn (const char *name)
+{
+  void *sym = dlsym (fake, name);
+  if (sym == NULL)
+    {
+      fprintf (stderr, "%s: the fake lacks %s\n", harness->program, name);
+      abort ();
+    }
+  harness_fn f;
+  memcpy (&f, &sym, sizeof f);
+  return f;
+}
+
+long
+bad_calls (void)
+{
+  return f_bad_calls (NULL);
+}
+
 void
-harness_check_no_bad_calls (const char *name, long before,
-			    long (*bad_calls) (const char **last),
-			    const char *who)
+check_no_bad_calls (const char *name, long before)
 {
   const char *last;
-  long n = bad_calls (&last);
+  long n = f_bad_calls (&last);
   if (n != before)
     fprintf (stderr, "  (%ld invalid %s calls, last: %s)\n", n - before,
-	     who, last);
+	     harness->fake_who, last);
   check (name, n == before);
 }
 
 void
-harness_check_no_leaks (const char *what, const char *const *kinds,
-			size_t nkinds, long (*outstanding) (const char *kind))
+check_no_leaks (const char *what)
 {
-  char buf[256];
-  for (size_t i = 0; i < nkinds; i++)
+  for (size_t i = 0; harness->leak_kinds[i] != NULL; i++)
     {
-      long n = outstanding (kinds[i]);
-      snprintf (buf, sizeof buf, "%s: no %s left (%ld)", what, kinds[i], n);
-      check (buf, n == 0);
+      const char *kind = harness->leak_kinds[i];
+      long n = f_outstanding (kind);
+      checkf (n == 0, "%s: no %s left (%ld)", what, kind, n);
     }
 }
+
+/* ------------------------------------------------------------------ */
+/* Checks and image loads.  */
+
+void
+checkf (bool ok, const char *fmt, ...)
+{
+  char name[512];
+  va_list ap;
+  va_start (ap, fmt);
+  vsnprintf (name, sizeof name, fmt, ap);
+  va_end (ap);
+  check (name, ok);
+}
+
+struct ok_addr_pair *
+harness_load (int dev, unsigned ver, const void *data, size_t expect)
+{
+  struct ok_addr_pair *table = NULL;
+  int n = p_load_image (dev, ver, data, &table);
+  if (n < 0 || (size_t) n != expect)
+    {
+      fprintf (stderr, "  (load_image on %d returned %d, want %zu: %s)\n",
+	       dev, n, expect, last_error ());
+      harness_undo_load (n, table, dev, ver, data);
+      return NULL;
+    }
+  return table;
+}
+
+bool
+harness_refused_load (const char *name, int dev, unsigned ver,
+		      const void *data, va_list needles, int *n,
+		      struct ok_addr_pair **table)
+{
+  int e = errors_now ();
+  *table = NULL;
+  *n = p_load_image (dev, ver, data, table);
+  checkf (*n == -1, "%s: load_image returns -1", name);
+  return verror_says (e, needles);
+}
+
+void
+harness_undo_load (int n, struct ok_addr_pair *table, int dev, unsigned ver,
+		   const void *data)
+{
+  if (n > 0)
+    {
+      free (table);
+      p_unload_image (dev, ver, data);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Sessions.  */
 
 /* One hammering thread.  */
 struct hammer
@@ -140,31 +279,43 @@ harness_hammer_threads (void *const fns[6])
   check ("threads: 40 async completions", completions_now () == 40);
 }
 
-/* Opens the gate *ARG (a pointer to the fake's gate function) after
-   300 ms.  */
+/* Opens the fake's gate after 300 ms.  */
 static void *
 open_gate_later (void *arg)
 {
-  void (*const *gate) (int) = arg;
+  (void) arg;
   struct timespec pause = { 0, 300 * 1000 * 1000 };
   nanosleep (&pause, NULL);
-  (*gate) (0);
+  f_gate (0);
   return NULL;
 }
 
 void
-harness_check_fini_waits (void *fn, void (*gate) (int))
+harness_check_fini (void *fn, struct ok_addr_pair *(*load) (int dev))
 {
-  completions_reset ();
-  gate (1);
-  int token;
-  p_async_run (0, fn, NULL, NULL, &token);
-  /* fini waits for the kernel, which the fake completes only when the
-     gate opens: a thread opens it later.  */
-  pthread_t opener;
-  pthread_create (&opener, NULL, open_gate_later, &gate);
-  check ("fini device 0", p_fini_device (0));
-  pthread_join (opener, NULL);
-  check ("fini waited for the running kernel's completion",
-	 completions_now () == 1 && last_completion () == &token);
+  if (fn != NULL)
+    {
+      completions_reset ();
+      f_gate (1);
+      int token;
+      p_async_run (0, fn, NULL, NULL, &token);
+      /* fini waits for the kernel, which the fake completes only when the
+	 gate opens: a thread opens it later.  */
+      pthread_t opener;
+      pthread_create (&opener, NULL, open_gate_later, NULL);
+      check ("fini device 0", p_fini_device (0));
+      pthread_join (opener, NULL);
+      check ("fini waited for the running kernel's completion",
+	     completions_now () == 1 && last_completion () == &token);
+    }
+  else
+    check ("fini device 0", p_fini_device (0));
+  check ("fini device 1", p_fini_device (1));
+  check_no_leaks ("after fini");
+  check ("init again", p_init_device (0));
+  struct ok_addr_pair *t = load (0);
+  check ("load again", t != NULL);
+  free (t);
+  check ("fini again", p_fini_device (0));
+  check_no_leaks ("after the second fini");
 }

@@ -1,0 +1,308 @@
+/* A fault-injecting stand-in for NVIDIA's libcuda.so.1, for tests only.
+
+   It exports the CUDA driver functions offloadkit's CUDA backend calls,
+   under their real symbol names and C ABI (checked against CUDA 13's
+   cuda.h; declared here on purpose, not taken from the plugin's
+   cuda-api.h, so that a wrong constant or symbol name there shows up as a
+   test failure).  It tests the backend's logic, not a GPU:
+
+   - device memory is host memory: cuMemAlloc_v2 returns the address of a
+     host block, so copies really move bytes; every device address is
+     checked against a registry of live blocks (module globals included),
+     and a copy that leaves its block or uses a freed one fails with
+     CUDA_ERROR_INVALID_VALUE and is logged as an error;
+   - images are parsed, not compiled: PTX for `.version', `.target sm_NN',
+     balanced braces, `.entry' kernels (parameters, .maxntid, .maxnreg)
+     and `.global'/`.const' variables (size, simple initialisers); cubins
+     (ELF, read with libelf) for EM_CUDA, the architecture in e_flags and
+     their STT_FUNC (kernels: those marked as entries when any is) and
+     STT_OBJECT symbols (variables, initialised from their section);
+   - kernels are recorded, never run, and complete at once (unless the
+     test closes the "gate", see fakecuda_gate);
+   - contexts are checked: work needs a current, retained context;
+   - everything created is counted, so that a test can see leaks.
+
+   Environment (read at the first call):
+     FAKECUDA_DEVICES=N  devices (default 1; 0: cuInit fails with
+                         CUDA_ERROR_NO_DEVICE)
+     FAKECUDA_SM=NN      compute capability major*10+minor (default 90)
+     FAKECUDA_SMS=N      multiprocessors per device (default 4)
+     FAKECUDA_MEM=BYTES  memory per device (default 8 GiB); allocations
+                         beyond it fail with CUDA_ERROR_OUT_OF_MEMORY
+     FAKECUDA_FAIL=SYM[@N][=ERR],...  make the Nth call (1-based; all
+                         calls without @N) of exported symbol SYM (or
+                         SYM_v2) return ERR (a number; default: a fitting
+                         error, see fk_default_error)
+     FAKECUDA_LOG=FILE   append one line per event (launch, copy,
+                         allocation, module load, injected failure, bad
+                         call)
+     FAKECUDA_CHECK_LEAKS=1  at unload or exit, print "fakecuda: leaked
+                         ..." on stderr and _exit (97) if anything created
+                         is still alive.
+
+   Tests that load the library themselves also get the fakecuda_*
+   functions of control.c (failure injection at run time, launch records,
+   counters).  One mutex guards everything.
+
+   This header is what the fake's files share; each file has one area:
+     core.c      configuration, the entry of every call, error names, the
+                 library's start and end
+     devices.c   devices and contexts
+     memory.c    device and page-locked memory, copies
+     ptx.c, cubin.c, image.c  reading images (image.h)
+     modules.c   modules, kernels, variables
+     link.c      the JIT linker
+     streams.c   streams and the host functions queued on them
+     events.c    events
+     launch.c    kernel launches
+     control.c   the fakecuda_* functions for tests  */
+
+#ifndef OFFLOADKIT_FAKECUDA_FAKE_CUDA_H
+#define OFFLOADKIT_FAKECUDA_FAKE_CUDA_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "../fakes/fake-common.h"
+#include "cuda-types.h"
+#include "image.h"
+
+/* Exported symbols, for call counting and failure injection.  */
+#define FK_SYMBOLS(X) \
+  X (cuInit) X (cuDriverGetVersion) X (cuGetErrorName) X (cuGetErrorString) \
+  X (cuDeviceGetCount) X (cuDeviceGet) X (cuDeviceGetName) \
+  X (cuDeviceGetAttribute) X (cuDeviceTotalMem_v2) \
+  X (cuDevicePrimaryCtxRetain) X (cuDevicePrimaryCtxRelease_v2) \
+  X (cuCtxSetCurrent) X (cuCtxGetCurrent) X (cuCtxPushCurrent_v2) \
+  X (cuCtxPopCurrent_v2) X (cuCtxSynchronize) \
+  X (cuMemAlloc_v2) X (cuMemFree_v2) X (cuMemHostAlloc) \
+  X (cuMemAllocHost_v2) X (cuMemFreeHost) X (cuMemGetInfo_v2) \
+  X (cuMemcpyHtoD_v2) X (cuMemcpyDtoH_v2) X (cuMemcpyDtoD_v2) \
+  X (cuMemcpyHtoDAsync_v2) X (cuMemcpyDtoHAsync_v2) \
+  X (cuMemcpyDtoDAsync_v2) \
+  X (cuModuleLoadData) X (cuModuleLoadDataEx) X (cuModuleUnload) \
+  X (cuModuleGetFunction) X (cuModuleGetGlobal_v2) X (cuFuncGetAttribute) \
+  X (cuLinkCreate_v2) X (cuLinkAddData_v2) X (cuLinkComplete) \
+  X (cuLinkDestroy) X (cuLaunchKernel) \
+  X (cuStreamCreate) X (cuStreamDestroy_v2) X (cuStreamSynchronize) \
+  X (cuStreamQuery) X (cuStreamWaitEvent) X (cuStreamAddCallback) \
+  X (cuLaunchHostFunc) \
+  X (cuEventCreate) X (cuEventRecord) X (cuEventSynchronize) \
+  X (cuEventQuery) X (cuEventElapsedTime) X (cuEventElapsedTime_v2) \
+  X (cuEventDestroy_v2)
+
+enum fk_sym_id
+{
+#define FK_ENUM(s) FK_##s,
+  FK_SYMBOLS (FK_ENUM)
+#undef FK_ENUM
+  FK_NSYMS
+};
+
+/* Everything below stays out of the dynamic symbol table: the fake
+   exports the driver's functions and its fakecuda_* queries only.  */
+#pragma GCC visibility push(hidden)
+
+extern const char *const fk_sym_names[FK_NSYMS];
+
+/* ------------------------------------------------------------------ */
+/* State, guarded by FK_LOCK (core.c unless said otherwise).  */
+
+extern pthread_mutex_t fk_lock;
+extern pthread_cond_t fk_cond;
+
+#define FK_MAX_DEVICES 16
+#define FK_MAGIC_CTX 0x66637478u
+
+extern bool fk_initialised;	/* cuInit succeeded.  */
+extern int fk_num_devices;
+extern int fk_sm;		/* Compute capability, major * 10 + minor.  */
+extern int fk_sms;
+extern size_t fk_mem_total;
+
+/* A device's primary context (devices.c).  */
+struct fk_ctx
+{
+  unsigned magic;
+  int device;
+  long refs;			/* Primary retains minus releases.  */
+  size_t mem_used;
+};
+extern struct fk_ctx fk_ctxs[FK_MAX_DEVICES];
+
+/* Set while a host function enqueued on a stream runs: CUDA forbids
+   driver calls there (streams.c).  */
+extern __thread bool fk_in_callback;
+
+/* Call counts, failures to inject, the log, and invalid calls seen (the
+   plugin's bugs or deliberate test misuse).  */
+extern struct fake_state fk_fs;
+
+/* Live handles, by kind.  */
+enum fk_handle_kind { FK_H_STREAM, FK_H_EVENT, FK_H_MODULE, FK_H_LINK };
+extern struct fake_handles fk_handles;
+
+/* Device memory: cuMemAlloc blocks, page-locked host blocks, module
+   globals; each block owned by its context.  */
+enum fk_block_kind { FK_MEM, FK_HOST, FK_GLOBAL };
+extern struct fake_blocks fk_blocks;
+
+/* The "gate" (streams.c): while closed, launches stay pending
+   (synchronisation waits, queries answer CUDA_ERROR_NOT_READY).  Opening
+   it completes them all and starts a new generation.  */
+extern bool fk_gate_closed;
+extern unsigned long fk_gate_gen;
+
+struct fk_stream
+{
+  struct fk_ctx *ctx;
+  unsigned flags;
+  bool busy;			/* Pending work of generation BUSY_GEN.  */
+  unsigned long busy_gen;
+  long callbacks;		/* Host functions queued, not yet run.  */
+};
+
+struct fk_event
+{
+  struct fk_ctx *ctx;
+  unsigned flags;
+  bool recorded;
+  bool busy;
+  unsigned long busy_gen;
+  struct timespec when;
+};
+
+struct fk_module
+{
+  struct fk_ctx *ctx;
+  struct fk_image img;
+};
+
+/* A link in progress: its inputs, kept as they will go into the linked
+   image, and the log buffers given to cuLinkCreate_v2.  */
+struct fk_link
+{
+  struct fk_ctx *ctx;
+  char *error_log;
+  size_t error_log_size;
+  size_t *error_log_size_out;
+  char *info_log;
+  size_t info_log_size;
+  size_t *info_log_size_out;
+  struct fk_input *inputs;
+  int ninputs;
+  unsigned char *linked;
+};
+
+/* Launch records (launch.c).  */
+struct fk_launch
+{
+  char name[128];
+  unsigned grid[3], block[3];
+  unsigned shmem;
+  uintptr_t stream;
+  unsigned stream_flags;
+  int nparams;
+  unsigned long long params[4];
+  int device;
+};
+extern struct fake_records fk_launches;
+
+/* ------------------------------------------------------------------ */
+/* The entry of every call (core.c).  Called with FK_LOCK held.  */
+
+#define fk_log(...) fake_log (&fk_fs, __VA_ARGS__)
+/* The plugin (or a test) made a call the real driver would refuse.  */
+#define fk_bad(...) fake_bad (&fk_fs, __VA_ARGS__)
+
+/* Count a call of SYM, refuse it from a host function, inject a failure
+   if one is armed.  Takes FK_LOCK; returns with it held when the result
+   is CUDA_SUCCESS, released otherwise.  */
+CUresult fk_enter (int sym);
+
+#define ENTER(sym) \
+  do { CUresult r_ = fk_enter (FK_##sym); \
+       if (r_ != CUDA_SUCCESS) return r_; } while (0)
+#define RETURN(r) do { CUresult r2_ = (r); pthread_mutex_unlock (&fk_lock); \
+		       return r2_; } while (0)
+
+/* After the checks: the result VALUE in *OUT, a NULL OUT refused.  */
+#define RETURN_VALUE(out, value) \
+  do { if ((out) == NULL) RETURN (CUDA_ERROR_INVALID_VALUE); \
+       *(out) = (value); RETURN (CUDA_SUCCESS); } while (0)
+
+/* After ENTER: the driver is initialised.  */
+#define NEED_INIT(sym) \
+  do { if (!fk_initialised) \
+	 { fk_bad (FK_##sym, "cuInit has not succeeded"); \
+	   RETURN (CUDA_ERROR_NOT_INITIALIZED); } } while (0)
+
+/* After ENTER: a retained context is current on this thread.  */
+#define NEED_CTX(sym) \
+  do { NEED_INIT (sym); \
+       struct fk_ctx *c_ = fk_current (); \
+       if (c_ == NULL || c_->refs <= 0) \
+	 { fk_bad (FK_##sym, c_ == NULL ? "no current context" \
+		   : "current context was released"); \
+	   RETURN (CUDA_ERROR_INVALID_CONTEXT); } } while (0)
+
+/* ------------------------------------------------------------------ */
+/* What the files give each other.  */
+
+/* devices.c: the calling thread's current context, or NULL.  */
+struct fk_ctx *fk_current (void);
+
+/* memory.c: whether [ADDR, ADDR + N) lies inside one live device block
+   (memory or a module's global; page-locked host memory does not
+   count).  */
+bool fk_device_range (uintptr_t addr, size_t n);
+/* A new block of KIND in context CTX; NULL when out of memory.  */
+void *fk_block_new (size_t size, enum fk_block_kind kind,
+		    struct fk_ctx *ctx);
+/* Free the block of KIND starting exactly at ADDR; false if there is
+   none.  */
+bool fk_block_free (uintptr_t addr, enum fk_block_kind kind);
+
+/* streams.c: the live stream S, or NULL.  */
+struct fk_stream *fk_stream_find (CUstream s);
+/* Whether S is a stream of the fake's (not NULL or a special handle).  */
+bool fk_is_real_stream (CUstream s);
+/* Whether S is usable for work in the current context; if not, the call
+   of SYM is reported as invalid.  */
+bool fk_stream_ok (int sym, CUstream s);
+/* Whether S has work of the current, still closed gate generation.  */
+bool fk_stream_pending (struct fk_stream *s);
+/* At unload: open the gate and end the thread that runs host functions,
+   whose code is about to go away.  Takes FK_LOCK.  */
+void fk_callbacks_stop (void);
+/* In a forked child: forget that thread, which does not exist there (nor
+   does the work it had).  Called with FK_LOCK held.  */
+void fk_callbacks_forget (void);
+
+/* Check the stream argument of a synchronisation or query: NULL and the
+   special handles are fine.  */
+#define NEED_STREAM(sym, s) \
+  do { if ((s) != NULL && (s) != FK_STREAM_LEGACY \
+	   && (s) != FK_STREAM_PER_THREAD && fk_stream_find (s) == NULL) \
+	 { fk_bad (FK_##sym, "%p is not a live stream", (void *) (s)); \
+	   RETURN (CUDA_ERROR_INVALID_HANDLE); } } while (0)
+
+/* modules.c: the function argument FN of SYM; NULL, reported as an
+   invalid call, when it is not a function of a loaded module.  */
+struct fk_func *fk_func_arg (int sym, CUfunction fn);
+/* The most threads a block of F may have.  */
+int fk_func_max_threads (const struct fk_func *f);
+
+/* link.c: copy TEXT into a JIT log buffer BUF of SIZE bytes and report
+   its length in *SIZE_OUT.  */
+void fk_put_log (char *buf, size_t size, size_t *size_out, const char *text);
+
+#pragma GCC visibility pop
+
+/* control.c, exported: how many objects of KIND are alive.  */
+long fakecuda_outstanding (const char *kind);
+
+#endif

@@ -1,0 +1,144 @@
+/* The fake libcuda: kernel launches, checked (geometry, parameters,
+   GCC's soft stacks) and recorded, never run.  See fake-cuda.h.  */
+
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <string.h>
+
+#include "fake-cuda.h"
+
+struct fake_records fk_launches = { .size = sizeof (struct fk_launch) };
+
+/* ------------------------------------------------------------------ */
+/* Launches.  */
+
+CUresult
+cuLaunchKernel (CUfunction fn, unsigned int gx, unsigned int gy,
+		unsigned int gz, unsigned int bx, unsigned int by,
+		unsigned int bz, unsigned int shmem, CUstream stream,
+		void **params, void **extra)
+{
+  ENTER (cuLaunchKernel);
+  NEED_CTX (cuLaunchKernel);
+  struct fk_func *f = fk_func_arg (FK_cuLaunchKernel, fn);
+  if (f == NULL)
+    RETURN (CUDA_ERROR_INVALID_HANDLE);
+  if (f->module->ctx != fk_current ())
+    {
+      fk_bad (FK_cuLaunchKernel, "kernel %s belongs to device %d's context,"
+	      " current is device %d's", f->name, f->module->ctx->device,
+	      fk_current ()->device);
+      RETURN (CUDA_ERROR_INVALID_HANDLE);
+    }
+  if (!fk_stream_ok (FK_cuLaunchKernel, stream))
+    RETURN (CUDA_ERROR_INVALID_HANDLE);
+  if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0
+      || bx > 1024 || by > 1024 || bz > 64 || gy > 65535 || gz > 65535
+      || gx > 2147483647u || shmem > 49152)
+    {
+      fk_bad (FK_cuLaunchKernel, "kernel %s: bad grid %ux%ux%u / block"
+	      " %ux%ux%u / shared %u", f->name, gx, gy, gz, bx, by, bz, shmem);
+      RETURN (CUDA_ERROR_INVALID_VALUE);
+    }
+  if ((unsigned long) bx * by * bz > (unsigned long) fk_func_max_threads (f))
+    {
+      fk_bad (FK_cuLaunchKernel, "kernel %s: block %ux%ux%u exceeds its %d"
+	      " threads (%d registers each)", f->name, bx, by, bz,
+	      fk_func_max_threads (f), f->regs);
+      RETURN (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
+    }
+
+  /* The parameter values.  */
+  unsigned long long vals[4] = { 0, 0, 0, 0 };
+  if (params != NULL)
+    {
+      for (int i = 0; i < f->nparams && i < 4; i++)
+	if (f->param_size[i] > 0 && f->param_size[i] <= 8)
+	  {
+	    if (params[i] == NULL)
+	      {
+		fk_bad (FK_cuLaunchKernel, "kernel %s: parameter %d missing",
+			f->name, i);
+		RETURN (CUDA_ERROR_INVALID_VALUE);
+	      }
+	    memcpy (&vals[i], params[i], f->param_size[i]);
+	  }
+    }
+  else if (extra != NULL)
+    {
+      const unsigned char *buf = NULL;
+      size_t bufsize = 0;
+      for (int i = 0; extra[i] != NULL; i += 2)
+	if (extra[i] == FK_LAUNCH_PARAM_BUFFER_POINTER)
+	  buf = extra[i + 1];
+	else if (extra[i] == FK_LAUNCH_PARAM_BUFFER_SIZE)
+	  bufsize = *(size_t *) extra[i + 1];
+      size_t off = 0;
+      for (int i = 0; buf != NULL && i < f->nparams && i < 4; i++)
+	{
+	  size_t sz = f->param_size[i];
+	  if (sz == 0 || sz > 8)
+	    break;
+	  off = (off + sz - 1) & ~(sz - 1);
+	  if (off + sz > bufsize)
+	    {
+	      fk_bad (FK_cuLaunchKernel, "kernel %s: parameter buffer of %zu"
+		      " bytes too small", f->name, bufsize);
+	      RETURN (CUDA_ERROR_INVALID_VALUE);
+	    }
+	  memcpy (&vals[i], buf + off, sz);
+	  off += sz;
+	}
+    }
+  else if (f->nparams > 0)
+    {
+      fk_bad (FK_cuLaunchKernel, "kernel %s: no parameters given, it takes"
+	      " %d", f->name, f->nparams);
+      RETURN (CUDA_ERROR_INVALID_VALUE);
+    }
+
+  /* GCC's OpenMP entry kernels take (tgt_vars, soft-stack base, per-warp
+     stack size), with one stack per warp of the launch: the stacks must be
+     live device memory, large enough.  */
+  if (f->nparams == 3 && f->param_size[0] == 8 && f->param_size[1] == 8
+      && f->param_size[2] == 8)
+    {
+      if (vals[0] != 0 && !fk_device_range ((uintptr_t) vals[0], 1))
+	{
+	  fk_bad (FK_cuLaunchKernel, "kernel %s: tgt_vars %#llx is not device"
+		  " memory", f->name, vals[0]);
+	  RETURN (CUDA_ERROR_INVALID_VALUE);
+	}
+      unsigned long long need = (unsigned long long) gx * by * vals[2];
+      if (vals[1] == 0 || vals[2] == 0
+	  || !fk_device_range ((uintptr_t) vals[1], need))
+	{
+	  fk_bad (FK_cuLaunchKernel, "kernel %s: soft stacks at %#llx do not"
+		  " hold %u x %u warps of %llu bytes", f->name, vals[1], gx,
+		  by, vals[2]);
+	  RETURN (CUDA_ERROR_INVALID_VALUE);
+	}
+    }
+
+  struct fk_launch *l = fake_record_new (&fk_launches);
+  if (l == NULL)
+    RETURN (CUDA_ERROR_OUT_OF_MEMORY);
+  snprintf (l->name, sizeof l->name, "%s", f->name);
+  l->grid[0] = gx, l->grid[1] = gy, l->grid[2] = gz;
+  l->block[0] = bx, l->block[1] = by, l->block[2] = bz;
+  l->shmem = shmem;
+  l->stream = (uintptr_t) stream;
+  l->stream_flags = fk_is_real_stream (stream) ? stream->flags : 0;
+  l->nparams = f->nparams;
+  memcpy (l->params, vals, sizeof vals);
+  l->device = fk_current ()->device;
+  if (fk_is_real_stream (stream) && fk_gate_closed)
+    {
+      stream->busy = true;
+      stream->busy_gen = fk_gate_gen;
+    }
+  fk_log ("launch %s grid %u,%u,%u block %u,%u,%u shmem %u stream %p"
+	  " params %#llx,%#llx,%#llx", f->name, gx, gy, gz, bx, by, bz, shmem,
+	  (void *) stream, vals[0], vals[1], vals[2]);
+  RETURN (CUDA_SUCCESS);
+}

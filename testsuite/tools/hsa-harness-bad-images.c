@@ -1,0 +1,255 @@
+/* hsa-harness: the images the plugin must refuse, with one clear error,
+   nothing left in the runtime and no invalid runtime call: variants of
+   our descriptor with a damaged code object or descriptor.  See
+   hsa-harness.h.  */
+
+#define _GNU_SOURCE
+#include <elf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hsa-harness.h"
+
+/* A copy of our descriptor whose gfx906 image is BYTES[0, SIZE), the
+   only target.  */
+struct variant
+{
+  struct ok_openmp_target d;
+  struct ok_tgt_desc t;
+  unsigned char *bytes;
+  void **vars;
+};
+
+static void
+variant_init (struct variant *v, const struct ok_tgt_desc *src)
+{
+  memset (v, 0, sizeof *v);
+  v->d = *our_desc;
+  v->t = *src;
+  size_t size = (size_t) (src->image_end - src->image_start);
+  v->bytes = malloc (size);
+  memcpy (v->bytes, src->image_start, size);
+  v->t.image_start = v->bytes;
+  v->t.image_end = v->bytes + size;
+  v->d.targets = &v->t;
+  v->d.num_targets = 1;
+}
+
+static void
+variant_free (struct variant *v)
+{
+  free (v->bytes);
+  free (v->vars);
+}
+
+/* Set the st_size of every symbol NAME in the symbol tables of the
+   ELF64 image BYTES[0, SIZE) to NEW_SIZE; the number changed.  */
+static int
+set_symbol_size (unsigned char *bytes, size_t size, const char *name,
+		 uint64_t new_size)
+{
+  Elf64_Ehdr eh;
+  if (size < sizeof eh)
+    return 0;
+  memcpy (&eh, bytes, sizeof eh);
+  if (eh.e_shentsize != sizeof (Elf64_Shdr) || eh.e_shoff > size
+      || (size - eh.e_shoff) / sizeof (Elf64_Shdr) < eh.e_shnum)
+    return 0;
+  int changed = 0;
+  for (unsigned i = 0; i < eh.e_shnum; i++)
+    {
+      Elf64_Shdr sh, str;
+      memcpy (&sh, bytes + eh.e_shoff + i * sizeof sh, sizeof sh);
+      if ((sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)
+	  || sh.sh_link >= eh.e_shnum || sh.sh_offset > size
+	  || sh.sh_size > size - sh.sh_offset)
+	continue;
+      memcpy (&str, bytes + eh.e_shoff + sh.sh_link * sizeof str,
+	      sizeof str);
+      if (str.sh_offset > size || str.sh_size > size - str.sh_offset)
+	continue;
+      for (size_t k = 0; k + sizeof (Elf64_Sym) <= sh.sh_size;
+	   k += sizeof (Elf64_Sym))
+	{
+	  Elf64_Sym sym;
+	  unsigned char *at = bytes + sh.sh_offset + k;
+	  memcpy (&sym, at, sizeof sym);
+	  size_t len = strlen (name);
+	  if (sym.st_name < str.sh_size && str.sh_size - sym.st_name > len
+	      && memcmp (bytes + str.sh_offset + sym.st_name, name,
+			 len + 1) == 0)
+	    {
+	      sym.st_size = new_size;
+	      memcpy (at, &sym, sizeof sym);
+	      changed++;
+	    }
+	}
+    }
+  return changed;
+}
+
+void
+test_bad_images (void)
+{
+  const struct ok_tgt_desc *t906 = target_for (our_desc, 0x906);
+  const struct ok_tgt_desc *t900 = target_for (our_desc, 0x900);
+  if (t906 == NULL || t900 == NULL)
+    {
+      check ("bad images: gfx900 and gfx906 images to start from", false);
+      return;
+    }
+  struct variant v;
+
+  variant_init (&v, t906);
+  v.t.image_end = v.t.image_start + 100;
+  bad_load ("truncated code object (100 bytes)", 0, &v.d, NULL);
+  v.t.image_end = v.t.image_start + 40;
+  bad_load ("truncated code object (40 bytes)", 0, &v.d, NULL);
+  variant_free (&v);
+
+  variant_init (&v, t906);
+  v.bytes[1] = 'X';
+  bad_load ("bad ELF magic", 0, &v.d, NULL);
+  variant_free (&v);
+
+  variant_init (&v, t906);
+  v.bytes[4] = 1;			/* ELFCLASS32.  */
+  bad_load ("32-bit ELF", 0, &v.d, NULL);
+  variant_free (&v);
+
+  variant_init (&v, t906);
+  v.bytes[18] = 62;			/* e_machine: EM_X86_64.  */
+  v.bytes[19] = 0;
+  bad_load ("e_machine not EM_AMDGPU", 0, &v.d, NULL);
+  variant_free (&v);
+
+  variant_init (&v, t906);
+  /* e_shoff (offset 40, 8 bytes) far beyond the end.  */
+  memset (v.bytes + 40, 0x7f, 6);
+  bad_load ("section headers outside the image", 0, &v.d, NULL);
+  variant_free (&v);
+
+  variant_init (&v, t906);
+  /* e_phoff (offset 32) beyond the end.  */
+  memset (v.bytes + 32, 0x7f, 6);
+  bad_load ("program headers outside the image", 0, &v.d, NULL);
+  variant_free (&v);
+
+  /* Header fields the runtime's loader indexes by.  */
+  Elf64_Ehdr eh;
+  variant_init (&v, t906);
+  memcpy (&eh, v.bytes, sizeof eh);
+  eh.e_shstrndx = eh.e_shnum + 3;
+  memcpy (v.bytes, &eh, sizeof eh);
+  bad_load ("e_shstrndx out of range", 0, &v.d, "code object",
+	    "section name table", NULL);
+  variant_free (&v);
+
+  variant_init (&v, t906);
+  memcpy (&eh, v.bytes, sizeof eh);
+  eh.e_shnum = 0;
+  memcpy (v.bytes, &eh, sizeof eh);
+  bad_load ("extended section numbering", 0, &v.d, "code object",
+	    "extended section numbering", NULL);
+  variant_free (&v);
+
+  /* A gfx90a code object (EF_AMDGPU_MACH 0x3f) labelled gfx906: its
+     machine is known, so the plugin refuses it for the gfx906 agent.  */
+  variant_init (&v, t906);
+  memcpy (&eh, v.bytes, sizeof eh);
+  eh.e_flags = (eh.e_flags & ~0xffu) | 0x3fu;
+  memcpy (v.bytes, &eh, sizeof eh);
+  bad_load ("gfx90a code object labelled gfx906", 0, &v.d, "gfx90a", NULL);
+  variant_free (&v);
+
+  /* The gfx900 code object labelled gfx906: the ELF machine decides.  */
+  variant_init (&v, t900);
+  v.t.arch = 0x906;
+  bad_load ("gfx900 code object labelled gfx906", 0, &v.d, NULL);
+  variant_free (&v);
+
+  /* Only a gfx900 image, on the gfx906 device.  */
+  variant_init (&v, t900);
+  bad_load ("only a gfx900 image for a gfx906 agent", 0, &v.d, "gfx906",
+	    NULL);
+  variant_free (&v);
+
+  variant_init (&v, t906);
+  v.d.magic ^= 1;
+  bad_load ("wrong descriptor magic", 0, &v.d, NULL);
+  variant_free (&v);
+
+  variant_init (&v, t906);
+  v.d.desc_version = 99;
+  bad_load ("wrong descriptor version", 0, &v.d, NULL);
+  variant_free (&v);
+
+  variant_init (&v, t906);
+  v.t.device_type = OK_GOMP_DEVICE_NVIDIA_PTX;
+  v.d.num_targets = 1;
+  bad_load ("nvptx device type only", 0, &v.d, NULL);
+  variant_free (&v);
+
+  variant_init (&v, t906);
+  v.t.image_format = OK_IMAGE_PTX;
+  bad_load ("PTX image format for a gcn target", 0, &v.d, NULL);
+  variant_free (&v);
+
+  /* A variable whose host size differs from the code object's.  */
+  if (nvars > 0)
+    {
+      variant_init (&v, t906);
+      const struct ok_host_table *h = &our_desc->host;
+      v.vars = malloc (2 * nvars * sizeof *v.vars);
+      memcpy (v.vars, h->vars, 2 * nvars * sizeof *v.vars);
+      v.vars[1] = (void *) ((uintptr_t) v.vars[1] + 4);
+      v.d.host.vars = v.vars;
+      v.d.host.vars_end = v.vars + 2 * nvars;
+      char size[32];
+      snprintf (size, sizeof size, "%lu", (unsigned long) (uintptr_t)
+		v.vars[1]);
+      bad_load ("variable size mismatch", 0, &v.d, t906->var_names[0],
+		size, NULL);
+      variant_free (&v);
+    }
+
+  /* A code object without the variable table's label (renamed in the
+     string tables), then one whose label is too small (st_size 8 in the
+     symbol tables).  */
+  if (nvars > 0)
+    {
+      variant_init (&v, t906);
+      size_t size = (size_t) (v.t.image_end - v.t.image_start);
+      int renamed = 0;
+      for (unsigned char *p = v.bytes;
+	   (p = memmem (p, size - (size_t) (p - v.bytes),
+			".offload_var_table", 19)) != NULL; p += 19)
+	p[1] = 'Q', renamed++;
+      check ("bad images: the variable table's label found", renamed > 0);
+      bad_load ("no .offload_var_table", 0, &v.d, ".offload_var_table",
+		"no global symbol", NULL);
+      variant_free (&v);
+
+      variant_init (&v, t906);
+      char need[64];
+      snprintf (need, sizeof need, "need %zu bytes", nvars * 16);
+      check ("bad images: the variable table's label resized",
+	     set_symbol_size (v.bytes, size, ".offload_var_table", 8) > 0);
+      bad_load (".offload_var_table of 8 bytes", 0, &v.d,
+		".offload_var_table", "found 8 bytes", need, NULL);
+      variant_free (&v);
+    }
+
+  /* A kernel the code object does not have.  */
+  {
+    variant_init (&v, t906);
+    const char **names = malloc (nfuncs * sizeof *names);
+    memcpy (names, t906->func_names, nfuncs * sizeof *names);
+    names[0] = "no_such_kernel";
+    v.t.func_names = names;
+    bad_load ("missing kernel", 0, &v.d, "no_such_kernel", NULL);
+    free (names);
+    variant_free (&v);
+  }
+}

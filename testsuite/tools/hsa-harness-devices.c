@@ -1,0 +1,107 @@
+/* hsa-harness: device counts and silence without a kernel driver,
+   without a runtime, without GPU agents; HSA agents before emulated
+   devices; the image choice by ISA.  Each runs in a child, over a fresh
+   plugin.  See hsa-harness.h.  */
+
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hsa-harness.h"
+
+void
+child_zero_silent (void)
+{
+  check ("0 devices", p_get_num_devices () == 0);
+  check ("no error", errors_now () == 0);
+}
+
+/* A child that loads the plugin only, without the fake: the runtime it
+   finds by its own rules (none usable without /dev/kfd).  */
+bool
+open_plugin_only (void)
+{
+  unsetenv ("OFFLOADKIT_HSA_LIBRARY");
+  return standin_open_plugin (plugin_path);
+}
+
+void
+child_system_runtime (void)
+{
+  child_zero_silent ();
+  standin_close_plugin ();
+}
+
+bool
+have_no_kfd (void)
+{
+  return access ("/dev/kfd", F_OK) != 0;
+}
+
+void
+child_init_fails (void)
+{
+  check ("0 devices", p_get_num_devices () == 0);
+  check ("at most one error, naming hsa_init",
+	 errors_now () == 0 || error_says (0, "hsa_init", NULL));
+}
+
+void
+child_two_and_emulated (void)
+{
+  check ("3 devices (2 HSA, then 1 emulated)", p_get_num_devices () == 3);
+  check ("no error", errors_now () == 0);
+  bool init = p_init_device (0) && p_init_device (1) && p_init_device (2);
+  check ("init all", init);
+  if (!init)
+    return;
+  long allocs = f_calls ("hsa_memory_allocate");
+  void *p = p_alloc (2, 1 << 20);
+  check ("emulated device memory does not come from the runtime",
+	 p != NULL && f_calls ("hsa_memory_allocate") == allocs);
+  p_free (2, p);
+  /* The image choice: gfx906 on device 0, gfx900 on device 1.  The fake
+     refuses a code object for another machine, so loading on both
+     proves the choice.  */
+  for (int dev = 0; dev < 2; dev++)
+    {
+      struct ok_addr_pair *t = load (dev, our_desc);
+      checkf (t != NULL, "device %d (%s): the image for its ISA loads", dev,
+	      dev == 0 ? "gfx906" : "gfx900");
+      free (t);
+      if (t != NULL)
+	p_unload_image (dev, ours->version, our_desc);
+    }
+  check ("fini all", p_fini_device (0) && p_fini_device (1)
+	 && p_fini_device (2));
+  check_no_leaks ("after fini");
+}
+
+void
+child_no_matching_isa (void)
+{
+  check ("1 device", p_get_num_devices () == 1);
+  check ("init", p_init_device (0));
+  bad_load ("gfx900+gfx906 image on a gfx908 agent", 0, our_desc, "gfx908",
+	    NULL);
+  check ("the error advises -march=gfx908",
+	 strstr (last_error (), "-march=gfx908") != NULL);
+  check ("fini", p_fini_device (0));
+  check_no_leaks ("after fini");
+}
+
+/* An agent GCC 12 cannot build for: the error says so rather than advise
+   an -march that mkoffload and GCC refuse.  */
+void
+child_unbuildable_isa (void)
+{
+  check ("1 device", p_get_num_devices () == 1);
+  check ("init", p_init_device (0));
+  bad_load ("gfx900+gfx906 image on a gfx90a agent", 0, our_desc, "gfx90a",
+	    "GCC 12 cannot generate code", NULL);
+  check ("the error advises no -march",
+	 strstr (last_error (), "-march=") == NULL);
+  check ("fini", p_fini_device (0));
+  check_no_leaks ("after fini");
+}

@@ -1,0 +1,240 @@
+/* hsa-harness: the descriptors of the test libraries, loads that must
+   succeed or fail, and the images loaded on the main process's two
+   devices: the address table, variables and their initial values, and
+   images in GCC's own format.  See hsa-harness.h.  */
+
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hsa-harness.h"
+
+const struct reg *ours, *gccs;
+const struct ok_openmp_target *our_desc;
+size_t nfuncs, nvars;
+struct ok_addr_pair *tab0, *tab1;
+
+/* What is alive in the runtime, by leak kind.  */
+struct census { long n[8]; };
+
+static struct census
+census (void)
+{
+  struct census c = { { 0 } };
+  for (size_t i = 0; harness->leak_kinds[i] != NULL; i++)
+    c.n[i] = f_outstanding (harness->leak_kinds[i]);
+  return c;
+}
+
+/* Check that what is alive in the runtime is what was alive at BEFORE.  */
+static bool
+same_census (const struct census *before, const char *what)
+{
+  struct census now = census ();
+  bool ok = true;
+  for (size_t i = 0; harness->leak_kinds[i] != NULL; i++)
+    if (now.n[i] != before->n[i])
+      {
+	fprintf (stderr, "  (%s: %ld %s alive, %ld before)\n", what,
+		 now.n[i], harness->leak_kinds[i], before->n[i]);
+	ok = false;
+      }
+  return ok;
+}
+
+bool
+describe_ours (void)
+{
+  if (ours == NULL)
+    return false;
+  our_desc = ours->target_data;
+  const struct ok_host_table *h = &our_desc->host;
+  nfuncs = (size_t) (h->funcs_end - h->funcs);
+  nvars = (size_t) (h->vars_end - h->vars) / 2;
+  return our_desc->magic == OK_DESC_MAGIC && our_desc->num_targets >= 1;
+}
+
+const struct ok_tgt_desc *
+target_for (const struct ok_openmp_target *d, uint32_t arch)
+{
+  for (uint32_t i = 0; i < d->num_targets; i++)
+    if (d->targets[i].arch == arch)
+      return &d->targets[i];
+  return NULL;
+}
+
+struct ok_addr_pair *
+load (int dev, const struct ok_openmp_target *d)
+{
+  return harness_load (dev, ours->version, d, nfuncs + nvars + 1);
+}
+
+void
+bad_load (const char *name, int dev, const void *data, ...)
+{
+  struct census c = census ();
+  long bad = bad_calls ();
+  int e = errors_now ();
+  struct ok_addr_pair *table;
+  int n;
+  va_list ap;
+  va_start (ap, data);
+  bool said = harness_refused_load (name, dev, ours->version, data, ap, &n,
+				    &table);
+  va_end (ap);
+  if (!said)
+    fprintf (stderr, "  (%d errors, last: %s)\n", errors_now () - e,
+	     last_error ());
+  checkf (said, "%s: one clear error", name);
+  checkf (same_census (&c, name), "%s: nothing left in the runtime", name);
+  char buf[256];
+  snprintf (buf, sizeof buf, "%s: no invalid runtime call", name);
+  check_no_bad_calls (buf, bad);
+  harness_undo_load (n, table, dev, ours->version, data);
+}
+
+/* ------------------------------------------------------------------ */
+/* The images on the main process's devices.  */
+
+void
+test_load (void)
+{
+  long bad = bad_calls ();
+  tab0 = load (0, our_desc);
+  check ("our image loads on device 0 (gfx906)", tab0 != NULL);
+  tab1 = load (1, our_desc);
+  check ("our image loads on device 1 (gfx900)", tab1 != NULL);
+  if (tab0 == NULL)
+    return;
+  const struct ok_tgt_desc *td = target_for (our_desc, 0x906);
+  check ("the descriptor has a gfx906 image with kernel info",
+	 td != NULL && td->kernel_info != NULL && td->num_funcs == nfuncs
+	 && td->num_vars == nvars);
+  if (td == NULL)
+    return;
+  bool funcs_ok = true;
+  for (size_t i = 0; i < nfuncs; i++)
+    funcs_ok &= tab0[i].start != 0 && tab0[i].end >= tab0[i].start;
+  check ("a non-zero entry per kernel", funcs_ok);
+  bool vars_ok = nvars > 0;
+  const struct ok_host_table *h = &our_desc->host;
+  for (size_t i = 0; i < nvars; i++)
+    {
+      uintptr_t addr = 0;
+      uint64_t size = 0;
+      int kernel = 1;
+      size_t host_size = (size_t) (uintptr_t) h->vars[2 * i + 1]
+			 & ~OK_GOMP_LINK_BIT;
+      /* A link variable is a pointer on the device (NAME.linkptr).  */
+      if ((uintptr_t) h->vars[2 * i + 1] & OK_GOMP_LINK_BIT)
+	host_size = sizeof (void *);
+      const struct ok_addr_pair *e = &tab0[nfuncs + i];
+      bool found = f_symbol (td->var_names[i], 0, &addr, &size, &kernel,
+			     NULL);
+      if (!found || kernel || e->start != addr || e->end - e->start != size
+	  || size != host_size)
+	{
+	  fprintf (stderr, "  (variable %s: entry %#lx+%lu, runtime %#lx+%lu,"
+		   " host size %zu)\n", td->var_names[i],
+		   (unsigned long) e->start,
+		   (unsigned long) (e->end - e->start), (unsigned long) addr,
+		   (unsigned long) size, host_size);
+	  vars_ok = false;
+	}
+    }
+  check ("variables: the runtime's addresses and sizes, as big as on the "
+	 "host", vars_ok);
+  const struct ok_addr_pair *dn = &tab0[nfuncs + nvars];
+  uintptr_t dn_addr = 0;
+  uint64_t dn_size = 0;
+  bool has_dn = f_symbol ("__gomp_device_num", 0, &dn_addr, &dn_size, NULL,
+			  NULL);
+  check ("__gomp_device_num: the last entry",
+	 has_dn ? dn->start == dn_addr && dn->end - dn->start == dn_size
+		: dn->start == 0 && dn->end == 0);
+  /* libgomp writes the device number there itself, and insists on an
+     int.  */
+  if (has_dn)
+    check ("__gomp_device_num: an int", dn->end - dn->start == sizeof (int));
+  else
+    unsupported ("__gomp_device_num: an int (the image has none)");
+  /* Initial values of variables come from the code object.  */
+  int counter = 0;
+  for (size_t i = 0; i < nvars; i++)
+    if (strcmp (td->var_names[i], "counter") == 0)
+      {
+	p_dev2host (0, &counter, (void *) tab0[nfuncs + i].start,
+		    sizeof counter);
+	check ("variable counter: initial value 7 on the device",
+	       counter == 7);
+      }
+  /* A static variable: only the code object's variable table leads to
+     it (the fake, like the runtime, does not load local symbols).  */
+  bool has_hidden = false;
+  for (size_t i = 0; i < nvars; i++)
+    if (strncmp (td->var_names[i], "hidden", 6) == 0)
+      {
+	uintptr_t addr = 0;
+	uint64_t size = 0;
+	short v[3] = { 0, 0, 0 };
+	has_hidden = true;
+	check ("static variable hidden: the local symbol's address and"
+	       " size (6 bytes)",
+	       f_symbol (td->var_names[i], 0, &addr, &size, NULL, NULL)
+	       && tab0[nfuncs + i].start == addr
+	       && tab0[nfuncs + i].end == addr + 6 && size == 6);
+	p_dev2host (0, v, (void *) tab0[nfuncs + i].start, sizeof v);
+	check ("static variable hidden: initial value {3, 4, 5} on the"
+	       " device", v[0] == 3 && v[1] == 4 && v[2] == 5);
+      }
+  check ("static variable hidden: in the descriptor", has_hidden);
+  check_no_bad_calls ("load: no invalid runtime calls", bad);
+}
+
+void
+test_gcc_image (void)
+{
+  if (gccs == NULL)
+    {
+      unsupported ("image in GCC's format (not built)");
+      return;
+    }
+  long bad = bad_calls ();
+  const struct ok_host_table *h = gccs->host_table;
+  size_t nf = (size_t) (h->funcs_end - h->funcs);
+  size_t nv = (size_t) (h->vars_end - h->vars) / 2;
+  check ("GCC's image: registered as device version 2",
+	 gccs->type == OK_GOMP_DEVICE_GCN
+	 && (gccs->version & 0xffff) == OK_GCC_DEV_VERSION_GCN);
+  struct ok_addr_pair *t = harness_load (0, gccs->version, gccs->target_data,
+					 nf + nv + 1);
+  check ("GCC's image: loads, one entry per function and variable + 1",
+	 t != NULL);
+  if (t == NULL)
+    return;
+  bool sizes_ok = true;
+  for (size_t i = 0; i < nv; i++)
+    {
+      uintptr_t hsize = (uintptr_t) h->vars[2 * i + 1];
+      /* A link variable is a pointer on the device.  */
+      if (hsize & OK_GOMP_LINK_BIT)
+	hsize = sizeof (void *);
+      sizes_ok &= t[nf + i].end - t[nf + i].start == hsize
+		  && t[nf + i].start != 0;
+    }
+  check ("GCC's image: variables as big as on the host", sizes_ok);
+  void *tv = p_alloc (0, 64);
+  struct dispatch d;
+  bool ran = run_one (0, (void *) t[0].start, tv, NULL, &d);
+  check ("GCC's image: a kernel runs", ran);
+  if (ran)
+    check ("GCC's image: tgt_vars is the first kernel argument",
+	   d.nkargs >= 1 && d.kargs[0] == (uintptr_t) tv);
+  p_free (0, tv);
+  free (t);
+  check ("GCC's image: unload",
+	 p_unload_image (0, gccs->version, gccs->target_data));
+  check_no_bad_calls ("GCC's image: no invalid runtime calls", bad);
+}
