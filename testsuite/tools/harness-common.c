@@ -4,11 +4,14 @@
 #include "harness-common.h"
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "gomp-standin.h"
 
@@ -318,4 +321,53 @@ harness_check_fini (void *fn, struct ok_addr_pair *(*load) (int dev))
   free (t);
   check ("fini again", p_fini_device (0));
   check_no_leaks ("after the second fini");
+}
+
+/* ------------------------------------------------------------------ */
+/* The library variable naming something else.  */
+
+void
+child_named_missing (void)
+{
+  check ("0 devices", p_get_num_devices () == 0);
+  check ("one error naming the variable and the library",
+	 error_says (0, harness->library_var, HARNESS_MISSING_LIBRARY,
+		     "no ", NULL));
+}
+
+/* The FIFO of child_named_fifo, in a directory of its own.  */
+static char fifo_dir[PATH_MAX], fifo_path[PATH_MAX + 16];
+
+bool
+harness_open_fifo_library (void)
+{
+  if (!harness_open ())
+    return false;
+  const char *tmp = getenv ("TMPDIR");
+  snprintf (fifo_dir, sizeof fifo_dir, "%s/harness-fifo-XXXXXX",
+	    tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
+  if (mkdtemp (fifo_dir) == NULL)
+    {
+      perror ("mkdtemp");
+      return false;
+    }
+  snprintf (fifo_path, sizeof fifo_path, "%s/lib.so", fifo_dir);
+  if (mkfifo (fifo_path, 0600) != 0)
+    {
+      perror ("mkfifo");
+      rmdir (fifo_dir);
+      return false;
+    }
+  setenv (harness->library_var, fifo_path, 1);
+  return true;
+}
+
+void
+child_named_fifo (void)
+{
+  check ("0 devices, at once", p_get_num_devices () == 0);
+  check ("one error naming the variable and the FIFO",
+	 error_says (0, harness->library_var, fifo_path, "is a FIFO", NULL));
+  unlink (fifo_path);
+  rmdir (fifo_dir);
 }

@@ -97,6 +97,16 @@ struct harness_area
 #define AREA_LOADED(name_, fn_) \
   .name = (name_), .fn = (fn_), .where = HARNESS_LOADED
 
+/* Children about the harness's library variable naming something else
+   than the fake: child_named_missing runs with it naming
+   HARNESS_MISSING_LIBRARY; harness_open_fifo_library is the open hook of
+   child_named_fifo, which it points at a FIFO nobody writes.  Either way
+   the plugin has no devices and says why, once, never waiting.  */
+#define HARNESS_MISSING_LIBRARY "/nonexistent/libdriver.so.1"
+void child_named_missing (void);
+bool harness_open_fifo_library (void);
+void child_named_fifo (void);
+
 /* The harness being run, set by harness_run.  */
 extern const struct harness *harness;
 
