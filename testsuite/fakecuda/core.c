@@ -82,7 +82,7 @@ fk_configure (void)
 }
 
 /* The error a failing SYM returns when FAKECUDA_FAIL names none.  */
-static int
+int
 fk_default_error (int sym)
 {
   switch (sym)
@@ -97,6 +97,7 @@ fk_default_error (int sym)
     case FK_cuModuleLoadDataEx:
       return CUDA_ERROR_INVALID_PTX;
     case FK_cuLaunchKernel:
+    case FK_kernel_fault:
     case FK_cuStreamSynchronize:
     case FK_cuCtxSynchronize:
     case FK_cuEventSynchronize:

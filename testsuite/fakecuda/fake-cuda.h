@@ -32,7 +32,10 @@
      FAKECUDA_FAIL=SYM[@N][=ERR],...  make the Nth call (1-based; all
                          calls without @N) of exported symbol SYM (or
                          SYM_v2) return ERR (a number; default: a fitting
-                         error, see fk_default_error)
+                         error, see fk_default_error).  SYM kernel_fault
+                         makes the Nth kernel launched fault on the device:
+                         the launch succeeds, waiting for its stream
+                         returns ERR (CUDA_ERROR_LAUNCH_FAILED) from then on
      FAKECUDA_LOG=FILE   append one line per event (launch, copy,
                          allocation, module load, injected failure, bad
                          call)
@@ -92,7 +95,8 @@
   X (cuLaunchHostFunc) \
   X (cuEventCreate) X (cuEventRecord) X (cuEventSynchronize) \
   X (cuEventQuery) X (cuEventElapsedTime) X (cuEventElapsedTime_v2) \
-  X (cuEventDestroy_v2)
+  X (cuEventDestroy_v2) \
+  X (kernel_fault)
 
 enum fk_sym_id
 {
@@ -163,6 +167,9 @@ struct fk_stream
   bool busy;			/* Pending work of generation BUSY_GEN.  */
   unsigned long busy_gen;
   long callbacks;		/* Host functions queued, not yet run.  */
+  /* An injected kernel fault (FAKECUDA_FAIL=kernel_fault): what waiting
+     for the stream returns from then on; 0 when none.  */
+  int fault;
 };
 
 struct fk_event
@@ -222,6 +229,8 @@ extern struct fake_records fk_launches;
    if one is armed.  Takes FK_LOCK; returns with it held when the result
    is CUDA_SUCCESS, released otherwise.  */
 CUresult fk_enter (int sym);
+/* The error a failing SYM returns when FAKECUDA_FAIL names none.  */
+int fk_default_error (int sym);
 
 #define ENTER(sym) \
   do { CUresult r_ = fk_enter (FK_##sym); \

@@ -140,5 +140,13 @@ cuLaunchKernel (CUfunction fn, unsigned int gx, unsigned int gy,
   fk_log ("launch %s grid %u,%u,%u block %u,%u,%u shmem %u stream %p"
 	  " params %#llx,%#llx,%#llx", f->name, gx, gy, gz, bx, by, bz, shmem,
 	  (void *) stream, vals[0], vals[1], vals[2]);
+  const struct fake_fail *fault = fake_count_call (&fk_fs, FK_kernel_fault,
+						   NULL);
+  if (fault != NULL && fk_is_real_stream (stream))
+    {
+      stream->fault = (fault->err >= 0 ? fault->err
+		       : fk_default_error (FK_kernel_fault));
+      fk_log ("fail kernel_fault %s -> %d", f->name, stream->fault);
+    }
   RETURN (CUDA_SUCCESS);
 }

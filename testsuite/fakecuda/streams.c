@@ -112,9 +112,13 @@ cuStreamSynchronize (CUstream stream)
   NEED_INIT (cuStreamSynchronize);
   NEED_STREAM (cuStreamSynchronize, stream);
   if (fk_is_real_stream (stream))
-    while (fk_stream_find (stream) != NULL
-	   && (fk_stream_pending (stream) || stream->callbacks > 0))
-      pthread_cond_wait (&fk_cond, &fk_lock);
+    {
+      while (fk_stream_find (stream) != NULL
+	     && (fk_stream_pending (stream) || stream->callbacks > 0))
+	pthread_cond_wait (&fk_cond, &fk_lock);
+      if (fk_stream_find (stream) != NULL && stream->fault != 0)
+	RETURN ((CUresult) stream->fault);
+    }
   RETURN (CUDA_SUCCESS);
 }
 
