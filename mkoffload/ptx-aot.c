@@ -129,7 +129,7 @@ cache_fetch (struct mko_ctx *ctx, const char *path, size_t m,
 	     const char *gpu, int *failed)
 {
   size_t len;
-  char *data = ok_read_file (path, &len);
+  char *data = ok_read_file (path, &len, NULL);
   if (!data)
     return NULL;
   if (len < 4 || memcmp (data, "\177ELF", 4) != 0)
@@ -161,7 +161,7 @@ static void
 cache_store (const char *src, const char *dir, const char *dest)
 {
   size_t len;
-  char *data = ok_read_file (src, &len);
+  char *data = ok_read_file (src, &len, NULL);
   if (!data)
     return;
   char *tmp = xasprintf ("%s/.tmp-XXXXXX", dir);

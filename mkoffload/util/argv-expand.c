@@ -2,7 +2,6 @@
 
 #include "config.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,11 +85,11 @@ expand (char *arg, struct vec *out, int depth)
 		arg + 1);
       return -1;
     }
-  char *text = ok_read_file (arg + 1, NULL);
+  const char *why;
+  char *text = ok_read_file (arg + 1, NULL, &why);
   if (!text)
     {
-      ok_error ("cannot read response file '%s': %s", arg + 1,
-		strerror (errno));
+      ok_error ("cannot read response file '%s': %s", arg + 1, why);
       return -1;
     }
   struct vec inner = { 0 };

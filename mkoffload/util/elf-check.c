@@ -5,7 +5,6 @@
 
 #include <ar.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <libelf.h>
@@ -17,6 +16,7 @@
 
 #include "diag.h"
 #include "elf-check.h"
+#include "file-io.h"
 
 Elf *
 ok_elf_memory (const char *name, const unsigned char *buf, size_t size,
@@ -219,26 +219,15 @@ ok_elf_check_input (const char *arg)
     }
 
   int rc = -1;
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  const char *why;
+  int fd = ok_open_regular (path, &st, &why);
   if (fd < 0)
     {
-      ok_error ("cannot open '%s': %s", path, strerror (errno));
+      if (fd == -1)
+	ok_error ("cannot open '%s': %s", path, why);
+      else
+	ok_error ("cannot read '%s': %s", path, why);
       goto out;
-    }
-  if (fstat (fd, &st) != 0)
-    {
-      ok_error ("cannot read '%s': %s", path, strerror (errno));
-      goto out_fd;
-    }
-  if (S_ISDIR (st.st_mode))
-    {
-      ok_error ("cannot read '%s': %s", path, strerror (EISDIR));
-      goto out_fd;
-    }
-  if (!S_ISREG (st.st_mode))
-    {
-      ok_error ("'%s' is not a regular file", path);
-      goto out_fd;
     }
   size_t size = st.st_size;
   if (has_offset && offset > size)

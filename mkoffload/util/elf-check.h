@@ -14,11 +14,12 @@
 struct Elf;
 
 /* Check that ARG names a readable, well-formed 64-bit little-endian
-   x86_64 ELF relocatable object, or an ar archive of such objects.  ARG
-   may also have lto-wrapper's "ARCHIVE@OFFSET" form (an archive member
-   starting at byte OFFSET).  Return 0, or -1 after reporting one error:
-   "cannot open 'X': ...", "'X' is not an ELF object", "'X' is truncated",
-   ...  */
+   x86_64 ELF relocatable object, or an ar archive of such objects, in a
+   regular file (ok_open_regular: a FIFO is never opened).  ARG may also
+   have lto-wrapper's "ARCHIVE@OFFSET" form (an archive member starting
+   at byte OFFSET).  Return 0, or -1 after reporting one error: "cannot
+   open 'X': ...", "cannot read 'X': it is a FIFO, not a regular file",
+   "'X' is not an ELF object", "'X' is truncated", ...  */
 int ok_elf_check_input (const char *arg);
 
 /* The checks every ELF reader here starts with (the GCN code-object
