@@ -339,6 +339,39 @@ parse_args (struct mko_ctx *ctx, int argc, char **argv,
     }
 }
 
+/* Whether the files of status A and B are the same file.  */
+static int
+same_file (const struct stat *a, const struct stat *b)
+{
+  return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* Check the INPUTS (a damaged one should be named here, not deep inside
+   lto1), and that CTX's output is none of them, which compiling the
+   wrapper would overwrite: compared by identity, so that another path
+   to the same file or a symbolic link to it counts too.  Return 0, or -1
+   after reporting one error.  */
+static int
+check_inputs (const struct mko_ctx *ctx, const struct mko_argv *inputs)
+{
+  struct stat out;
+  /* An output that does not exist yet is no input.  */
+  int have_out = stat (ctx->outname, &out) == 0;
+  for (size_t i = 0; i < inputs->n; i++)
+    {
+      struct stat in;
+      if (ok_elf_check_input (inputs->v[i], &in) < 0)
+	return -1;
+      if (have_out && same_file (&in, &out))
+	{
+	  ok_error ("-o '%s' is the input file '%s' (it would be"
+		    " overwritten)", ctx->outname, inputs->v[i]);
+	  return -1;
+	}
+    }
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -382,10 +415,8 @@ main (int argc, char **argv)
     ctx.dumpbase = ctx.outname;
   if (inputs.n == 0)
     ok_fatal ("no input files");
-  /* A damaged input should be named here, not deep inside lto1.  */
-  for (size_t i = 0; i < inputs.n; i++)
-    if (ok_elf_check_input (inputs.v[i]) < 0)
-      return 1;
+  if (check_inputs (&ctx, &inputs) < 0)
+    return 1;
 
   ctx.collect_gcc = getenv ("COLLECT_GCC");
   if (!ctx.collect_gcc || !*ctx.collect_gcc)

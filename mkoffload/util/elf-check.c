@@ -193,13 +193,12 @@ check_archive (const char *name, const unsigned char *buf, size_t size)
 }
 
 int
-ok_elf_check_input (const char *arg)
+ok_elf_check_input (const char *arg, struct stat *st)
 {
   const char *path = arg;
   char *owned = NULL;
   uint64_t offset = 0;
   int has_offset = 0;
-  struct stat st;
 
   /* lto-wrapper names an archive member "ARCHIVE@0xOFFSET"; take that
      form only when ARG itself is not an existing file.  */
@@ -220,7 +219,7 @@ ok_elf_check_input (const char *arg)
 
   int rc = -1;
   const char *why;
-  int fd = ok_open_regular (path, &st, &why);
+  int fd = ok_open_regular (path, st, &why);
   if (fd < 0)
     {
       if (fd == -1)
@@ -229,7 +228,7 @@ ok_elf_check_input (const char *arg)
 	ok_error ("cannot read '%s': %s", path, why);
       goto out;
     }
-  size_t size = st.st_size;
+  size_t size = st->st_size;
   if (has_offset && offset > size)
     {
       ok_error ("'%s' is truncated (member offset %" PRIu64 " is past its"

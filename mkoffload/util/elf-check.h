@@ -10,6 +10,7 @@
    and Elf64_Ehdr is its GElf_Ehdr.  */
 #include <elf.h>
 #include <stddef.h>
+#include <sys/stat.h>
 
 struct Elf;
 
@@ -17,10 +18,11 @@ struct Elf;
    x86_64 ELF relocatable object, or an ar archive of such objects, in a
    regular file (ok_open_regular: a FIFO is never opened).  ARG may also
    have lto-wrapper's "ARCHIVE@OFFSET" form (an archive member starting
-   at byte OFFSET).  Return 0, or -1 after reporting one error: "cannot
-   open 'X': ...", "cannot read 'X': it is a FIFO, not a regular file",
-   "'X' is not an ELF object", "'X' is truncated", ...  */
-int ok_elf_check_input (const char *arg);
+   at byte OFFSET).  Return 0 with the status of the file (the archive's
+   for a member) in *ST, or -1 after reporting one error: "cannot open
+   'X': ...", "cannot read 'X': it is a FIFO, not a regular file", "'X' is
+   not an ELF object", "'X' is truncated", ...  */
+int ok_elf_check_input (const char *arg, struct stat *st);
 
 /* The checks every ELF reader here starts with (the GCN code-object
    reader too), in two steps around the caller's own checks of e_type
