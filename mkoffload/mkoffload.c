@@ -22,6 +22,7 @@
 #include "elf-check.h"
 #include "file-io.h"
 #include "mkoffload.h"
+#include "run-command.h"
 #include "tempfile.h"
 #include "wrapper.h"
 
@@ -441,6 +442,12 @@ main (int argc, char **argv)
 		  mko_target.package);
     }
   ctx.accel_cc = found;
+
+  /* Every command runs with a private TMPDIR inside ours, which goes
+     with whatever is in it when we exit, signals included: ptxas and
+     nvlink leave their tmpxft_* files behind when they are killed, and
+     so can GCC's driver, lto1 and collect2 theirs.  */
+  ok_run_set_tmpdir (ok_tempdir_create ());
 
   if (mko_target.build (&ctx) < 0)
     return 1;
