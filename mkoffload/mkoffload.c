@@ -26,6 +26,12 @@
 #include "tempfile.h"
 #include "wrapper.h"
 
+/* Pass-through arguments of more bytes than this go to the accel compiler
+   in a response file (pass_long_arguments_in_file).  Linux takes 2 MiB
+   of arguments and environment by default (a quarter of the stack
+   limit), and no single argument longer than 128 KiB.  */
+#define MKO_MAX_INLINE_ARGS (64 * 1024)
+
 void
 mko_argv_push (struct mko_argv *a, const char *s)
 {
@@ -373,6 +379,44 @@ check_inputs (const struct mko_ctx *ctx, const struct mko_argv *inputs)
   return 0;
 }
 
+/* Bytes that the arguments A take on a command line.  */
+static size_t
+argv_size (const struct mko_argv *a)
+{
+  size_t size = 0;
+  for (size_t i = 0; i < a->n; i++)
+    size += strlen (a->v[i]) + 1 + sizeof (char *);
+  return size;
+}
+
+/* A big link's inputs (thousands of objects with long paths) would make
+   the accel compiler's command line longer than the kernel takes
+   (E2BIG).  When CTX's pass-through arguments, the inputs among them, are
+   long, write them to a response file (DUMPBASE.mkoffload.args with
+   -save-temps, else a temporary one) and pass it as "@FILE" in their
+   place: the accel compiler is a GCC driver, which reads it, and hands
+   the inputs on to lto1 in a response file of its own.  Short ones stay
+   on the command line, where -v shows them.  Return 0, or -1 after
+   reporting one error.  */
+static int
+pass_long_arguments_in_file (struct mko_ctx *ctx)
+{
+  if (argv_size (&ctx->passthrough) <= MKO_MAX_INLINE_ARGS)
+    return 0;
+  size_t len;
+  char *text = ok_response_file_text (ctx->passthrough.v, &len);
+  const char *file = mko_intermediate (ctx, ".mkoffload.args");
+  int rc = mko_write_file (file, text, len);
+  free (text);
+  if (rc < 0)
+    return -1;
+  ok_inform ("the accel compiler gets %zu arguments in the response file"
+	     " '%s'", ctx->passthrough.n, file);
+  ctx->passthrough.n = 0;
+  mko_argv_push (&ctx->passthrough, xasprintf ("@%s", file));
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -449,7 +493,8 @@ main (int argc, char **argv)
      so can GCC's driver, lto1 and collect2 theirs.  */
   ok_run_set_tmpdir (ok_tempdir_create ());
 
-  if (mko_target.build (&ctx) < 0)
+  if (pass_long_arguments_in_file (&ctx) < 0
+      || mko_target.build (&ctx) < 0)
     return 1;
 
   const char *cfile = mko_intermediate (&ctx, ".c");
