@@ -190,10 +190,9 @@ add (char *path, int is_dir)
 }
 
 /* Create a file (or a directory, when IS_DIR) under $TMPDIR (or /tmp)
-   whose name ends in SUFFIX, register it, and return its name.
-   Registered before it exists, with signals blocked until both are done,
-   so that no signal can leave an unregistered one behind.  Failure is
-   fatal.  */
+   whose name ends in SUFFIX, register it, and return its name.  Signals
+   are blocked from the creation until it is registered, so that no
+   signal can leave an unregistered one behind.  Failure is fatal.  */
 static const char *
 create (const char *suffix, int is_dir)
 {
