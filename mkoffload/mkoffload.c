@@ -22,8 +22,15 @@
 #include "elf-check.h"
 #include "file-io.h"
 #include "mkoffload.h"
+#include "run-command.h"
 #include "tempfile.h"
 #include "wrapper.h"
+
+/* Pass-through arguments of more bytes than this go to the accel compiler
+   in a response file (pass_long_arguments_in_file).  Linux takes 2 MiB
+   of arguments and environment by default (a quarter of the stack
+   limit), and no single argument longer than 128 KiB.  */
+#define MKO_MAX_INLINE_ARGS (64 * 1024)
 
 void
 mko_argv_push (struct mko_argv *a, const char *s)
@@ -339,6 +346,77 @@ parse_args (struct mko_ctx *ctx, int argc, char **argv,
     }
 }
 
+/* Whether the files of status A and B are the same file.  */
+static int
+same_file (const struct stat *a, const struct stat *b)
+{
+  return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* Check the INPUTS (a damaged one should be named here, not deep inside
+   lto1), and that CTX's output is none of them, which compiling the
+   wrapper would overwrite: compared by identity, so that another path
+   to the same file or a symbolic link to it counts too.  Return 0, or -1
+   after reporting one error.  */
+static int
+check_inputs (const struct mko_ctx *ctx, const struct mko_argv *inputs)
+{
+  struct stat out;
+  /* An output that does not exist yet is no input.  */
+  int have_out = stat (ctx->outname, &out) == 0;
+  for (size_t i = 0; i < inputs->n; i++)
+    {
+      struct stat in;
+      if (ok_elf_check_input (inputs->v[i], &in) < 0)
+	return -1;
+      if (have_out && same_file (&in, &out))
+	{
+	  ok_error ("-o '%s' is the input file '%s' (it would be"
+		    " overwritten)", ctx->outname, inputs->v[i]);
+	  return -1;
+	}
+    }
+  return 0;
+}
+
+/* Bytes that the arguments A take on a command line.  */
+static size_t
+argv_size (const struct mko_argv *a)
+{
+  size_t size = 0;
+  for (size_t i = 0; i < a->n; i++)
+    size += strlen (a->v[i]) + 1 + sizeof (char *);
+  return size;
+}
+
+/* A big link's inputs (thousands of objects with long paths) would make
+   the accel compiler's command line longer than the kernel takes
+   (E2BIG).  When CTX's pass-through arguments, the inputs among them, are
+   long, write them to a response file (DUMPBASE.mkoffload.args with
+   -save-temps, else a temporary one) and pass it as "@FILE" in their
+   place: the accel compiler is a GCC driver, which reads it, and hands
+   the inputs on to lto1 in a response file of its own.  Short ones stay
+   on the command line, where -v shows them.  Return 0, or -1 after
+   reporting one error.  */
+static int
+pass_long_arguments_in_file (struct mko_ctx *ctx)
+{
+  if (argv_size (&ctx->passthrough) <= MKO_MAX_INLINE_ARGS)
+    return 0;
+  size_t len;
+  char *text = ok_response_file_text (ctx->passthrough.v, &len);
+  const char *file = mko_intermediate (ctx, ".mkoffload.args");
+  int rc = mko_write_file (file, text, len);
+  free (text);
+  if (rc < 0)
+    return -1;
+  ok_inform ("the accel compiler gets %zu arguments in the response file"
+	     " '%s'", ctx->passthrough.n, file);
+  ctx->passthrough.n = 0;
+  mko_argv_push (&ctx->passthrough, xasprintf ("@%s", file));
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -382,10 +460,8 @@ main (int argc, char **argv)
     ctx.dumpbase = ctx.outname;
   if (inputs.n == 0)
     ok_fatal ("no input files");
-  /* A damaged input should be named here, not deep inside lto1.  */
-  for (size_t i = 0; i < inputs.n; i++)
-    if (ok_elf_check_input (inputs.v[i]) < 0)
-      return 1;
+  if (check_inputs (&ctx, &inputs) < 0)
+    return 1;
 
   ctx.collect_gcc = getenv ("COLLECT_GCC");
   if (!ctx.collect_gcc || !*ctx.collect_gcc)
@@ -411,7 +487,14 @@ main (int argc, char **argv)
     }
   ctx.accel_cc = found;
 
-  if (mko_target.build (&ctx) < 0)
+  /* Every command runs with a private TMPDIR inside ours, which goes
+     with whatever is in it when we exit, signals included: ptxas and
+     nvlink leave their tmpxft_* files behind when they are killed, and
+     so can GCC's driver, lto1 and collect2 theirs.  */
+  ok_run_set_tmpdir (ok_tempdir_create ());
+
+  if (pass_long_arguments_in_file (&ctx) < 0
+      || mko_target.build (&ctx) < 0)
     return 1;
 
   const char *cfile = mko_intermediate (&ctx, ".c");

@@ -62,7 +62,8 @@ struct mko_ctx
   const char *outname;		/* -o: the host object to produce.  */
   const char *dumpbase;		/* -dumpbase, else OUTNAME.  */
   /* Arguments for the accel compiler, in order (everything but -o OUT,
-     -dumpbase X, -save-temps and -v, which the target adds itself).  */
+     -dumpbase X, -save-temps and -v, which the target adds itself); or,
+     when they are long, one "@FILE" that holds them.  */
   struct mko_argv passthrough;
   /* The part of PASSTHROUGH that decides what the accel assembler makes
      (-m..., -Wa,..., -Xassembler X), for a target that assembles a file

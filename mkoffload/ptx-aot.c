@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "elf-check.h"
 #include "file-io.h"
 #include "ptx-aot.h"
 #include "run-command.h"
@@ -119,21 +120,38 @@ make_dirs (const char *dir)
   return rc;
 }
 
+/* What is wrong with DATA[0, LEN), the contents of the cache entry
+   PATH: a malloc'd description, or NULL when it is a whole ptxas object
+   (ptxas' objects are checked so before they are stored, but a full disk
+   or a hand copy can still cut one short).  */
+static char *
+cache_entry_problem (const char *path, const char *data, size_t len)
+{
+  return ok_elf_image_problem (path, (const unsigned char *) data, len,
+			       EM_CUDA, ET_REL, NULL, 0);
+}
+
 /* On a hit, a copy of the cached object for module M (0-based) and GPU,
    as an intermediate file of this link: nvlink then reads a file that
    nobody else touches, even if the cache is cleaned meanwhile.  NULL on
-   a miss (or a damaged entry, which is compiled and stored again), and
-   also, with *FAILED set, when the copy cannot be written (reported).  */
+   a miss, or a damaged entry, which is removed (to be compiled and
+   stored again); and also, with *FAILED set, when the copy cannot be
+   written (reported).  */
 static const char *
 cache_fetch (struct mko_ctx *ctx, const char *path, size_t m,
 	     const char *gpu, int *failed)
 {
   size_t len;
-  char *data = ok_read_file (path, &len);
+  char *data = ok_read_file (path, &len, NULL);
   if (!data)
     return NULL;
-  if (len < 4 || memcmp (data, "\177ELF", 4) != 0)
+  char *why = cache_entry_problem (path, data, len);
+  if (why)
     {
+      ok_inform ("module %zu for %s: removed the damaged cache entry: %s",
+		 m + 1, gpu, why);
+      unlink (path);
+      free (why);
       free (data);
       return NULL;
     }
@@ -161,7 +179,7 @@ static void
 cache_store (const char *src, const char *dir, const char *dest)
 {
   size_t len;
-  char *data = ok_read_file (src, &len);
+  char *data = ok_read_file (src, &len, NULL);
   if (!data)
     return;
   char *tmp = xasprintf ("%s/.tmp-XXXXXX", dir);
@@ -207,6 +225,25 @@ ptxas_identity (const char *ptxas)
 }
 
 /* ---- Compiling and linking.  ---------------------------------------- */
+
+/* Check OUTPUT, a WHAT that the tool NAME (run as TOOL) wrote and exited
+   with status 0: a well-formed ELF file for EM_CUDA, of type TYPE,
+   defining each of the N functions FUNCTIONS.  A tool that says it
+   succeeded can still leave nothing, or a file without the kernels,
+   which would be embedded and fail only when the program runs.  Return
+   0, or -1 after reporting one error naming the tool and the file.  */
+static int
+check_tool_output (const char *name, const char *tool, const char *what,
+		   const char *output, unsigned type,
+		   const char *const *functions, size_t n)
+{
+  char *why = ok_elf_file_problem (output, EM_CUDA, type, functions, n);
+  if (!why)
+    return 0;
+  ok_error ("%s '%s' produced an unusable %s: %s", name, tool, what, why);
+  free (why);
+  return -1;
+}
 
 /* One ptxas run: module MOD for architecture ARCH.  */
 struct job
@@ -345,6 +382,11 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
 	      aot->archs[jobs[failed].arch], status);
   if (ran != 0)
     goto out;
+  /* Checked before anything is cached.  */
+  for (size_t i = 0; i < njobs; i++)
+    if (check_tool_output ("ptxas", aot->ptxas, "object", jobs[i].obj,
+			   ET_REL, NULL, 0) < 0)
+      goto out;
   for (size_t i = 0; i < njobs; i++)
     if (jobs[i].cache_path)
       cache_store (jobs[i].obj, dir, jobs[i].cache_path);
@@ -376,6 +418,12 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
 	      aot->archs[failed], aot->ptx, status);
   if (ran != 0)
     goto out;
+  /* The plugin looks the kernels up by these names.  */
+  for (size_t a = 0; a < narchs; a++)
+    if (check_tool_output ("nvlink", aot->nvlink, "cubin", cubins[a],
+			   ET_EXEC, ctx->func_names.v, ctx->func_names.n)
+	< 0)
+      goto out;
   rc = 0;
 
  out:

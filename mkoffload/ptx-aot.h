@@ -27,8 +27,13 @@ struct mko_ptx_aot
    without this link's "//:" map lines) are taken from, or stored in, a
    cache directory ($OFFLOADKIT_CACHE_DIR, else $XDG_CACHE_HOME/offloadkit,
    else ~/.cache/offloadkit; OFFLOADKIT_CACHE_DIR set empty turns it off).
-   Return 0, or -1 after reporting one error (ptxas' or nvlink's own
-   messages come before it).  */
+   The objects and cubins the tools write, and the cache entries, are
+   checked before they are used: a damaged cache entry is removed and
+   compiled again; a tool that exits with status 0 but leaves an unusable
+   file (missing, empty, cut short, a cubin without one of the program's
+   kernels, CTX->func_names) is an error.  Return 0, or -1 after
+   reporting one error (ptxas' or nvlink's own messages come before
+   it).  */
 int mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
 		 const char **cubins);
 

@@ -9,7 +9,6 @@
 #define _GNU_SOURCE 1
 #include "config.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -467,10 +466,11 @@ nvptx_build (struct mko_ctx *ctx)
     return -1;
 
   size_t len;
-  char *text = ok_read_file (ptx, &len);
+  const char *why;
+  char *text = ok_read_file (ptx, &len, &why);
   if (!text)
     {
-      ok_error ("cannot read '%s': %s", ptx, strerror (errno));
+      ok_error ("cannot read '%s': %s", ptx, why);
       return -1;
     }
   if (len == 0)

@@ -2,7 +2,6 @@
 
 #include "config.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +31,20 @@ push (struct vec *vec, char *s)
   vec->v[vec->n] = NULL;
 }
 
+/* The characters that separate arguments, and those that quote.  */
+static int
+is_separator (char c)
+{
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'
+	 || c == '\v';
+}
+
+static int
+is_quoting (char c)
+{
+  return c == '\'' || c == '"' || c == '\\';
+}
+
 /* Split TEXT into arguments and append them to VEC.  */
 static void
 split (const char *text, struct vec *vec)
@@ -41,8 +54,7 @@ split (const char *text, struct vec *vec)
 
   for (;;)
     {
-      while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'
-	     || *p == '\f' || *p == '\v')
+      while (is_separator (*p))
 	p++;
       if (!*p)
 	break;
@@ -61,8 +73,7 @@ split (const char *text, struct vec *vec)
 	    }
 	  else if (*p == '\'' || *p == '"')
 	    quote = *p;
-	  else if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'
-		   || *p == '\f' || *p == '\v')
+	  else if (is_separator (*p))
 	    break;
 	  else
 	    arg[len++] = *p;
@@ -86,11 +97,11 @@ expand (char *arg, struct vec *out, int depth)
 		arg + 1);
       return -1;
     }
-  char *text = ok_read_file (arg + 1, NULL);
+  const char *why;
+  char *text = ok_read_file (arg + 1, NULL, &why);
   if (!text)
     {
-      ok_error ("cannot read response file '%s': %s", arg + 1,
-		strerror (errno));
+      ok_error ("cannot read response file '%s': %s", arg + 1, why);
       return -1;
     }
   struct vec inner = { 0 };
@@ -119,4 +130,33 @@ ok_expand_argv (int *argcp, char ***argvp)
   *argcp = out.n;
   *argvp = out.v;
   return 0;
+}
+
+char *
+ok_response_file_text (const char *const *argv, size_t *lenp)
+{
+  /* At worst every character is escaped; "" and the newline.  */
+  size_t max = 1;
+  for (size_t i = 0; argv[i]; i++)
+    max += 2 * strlen (argv[i]) + 3;
+  char *text = xmalloc (max), *q = text;
+  for (size_t i = 0; argv[i]; i++)
+    {
+      /* An empty argument must still be one.  */
+      if (!argv[i][0])
+	{
+	  *q++ = '"';
+	  *q++ = '"';
+	}
+      for (const char *p = argv[i]; *p; p++)
+	{
+	  if (is_separator (*p) || is_quoting (*p))
+	    *q++ = '\\';
+	  *q++ = *p;
+	}
+      *q++ = '\n';
+    }
+  *q = '\0';
+  *lenp = q - text;
+  return text;
 }

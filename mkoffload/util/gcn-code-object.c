@@ -16,7 +16,6 @@
 #define _GNU_SOURCE 1
 #include "config.h"
 
-#include <errno.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <libelf.h>
@@ -535,11 +534,12 @@ ok_gcn_read_code_object_file (const char *path,
 			      struct ok_gcn_code_object *co)
 {
   size_t len;
+  const char *why;
   memset (co, 0, sizeof *co);
-  char *buf = ok_read_file (path, &len);
+  char *buf = ok_read_file (path, &len, &why);
   if (!buf)
     {
-      ok_error ("cannot read '%s': %s", path, strerror (errno));
+      ok_error ("cannot read '%s': %s", path, why);
       return -1;
     }
   int rc = ok_gcn_read_code_object (path, (const unsigned char *) buf, len,

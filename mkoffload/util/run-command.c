@@ -94,27 +94,43 @@ report_signal (const char *name, int sig)
 	    desc ? desc : "?", strsignal (sig));
 }
 
-/* A copy of environ without the variables named in UNSET.  */
+/* "TMPDIR=DIR" for every command (ok_run_set_tmpdir), or NULL.  */
+static char *child_tmpdir;
+
+void
+ok_run_set_tmpdir (const char *dir)
+{
+  free (child_tmpdir);
+  child_tmpdir = dir ? xasprintf ("TMPDIR=%s", dir) : NULL;
+}
+
+/* Whether the environment entry ENTRY ("NAME=VALUE") sets NAME.  */
+static int
+sets_variable (const char *entry, const char *name)
+{
+  size_t len = strlen (name);
+  return strncmp (entry, name, len) == 0 && entry[len] == '=';
+}
+
+/* A copy of environ without the variables named in UNSET, with the
+   TMPDIR of ok_run_set_tmpdir.  */
 static char **
 child_environment (const char *const *unset)
 {
   size_t n = 0, k = 0;
   while (environ[n])
     n++;
-  char **env = xmalloc ((n + 1) * sizeof *env);
+  char **env = xmalloc ((n + 2) * sizeof *env);
   for (size_t i = 0; i < n; i++)
     {
-      int drop = 0;
+      int drop = child_tmpdir && sets_variable (environ[i], "TMPDIR");
       for (size_t u = 0; unset && unset[u]; u++)
-	{
-	  size_t len = strlen (unset[u]);
-	  if (strncmp (environ[i], unset[u], len) == 0
-	      && environ[i][len] == '=')
-	    drop = 1;
-	}
+	drop |= sets_variable (environ[i], unset[u]);
       if (!drop)
 	env[k++] = environ[i];
     }
+  if (child_tmpdir)
+    env[k++] = child_tmpdir;
   env[k] = NULL;
   return env;
 }

@@ -21,6 +21,11 @@ struct ok_command
   int quiet;
 };
 
+/* Give every command started from now on the environment variable
+   TMPDIR=DIR (whatever ours is), or, when DIR is NULL, our own TMPDIR
+   again.  DIR is copied.  */
+void ok_run_set_tmpdir (const char *dir);
+
 /* Run CMD and wait for it.  Return its exit status (0-255).  When it
    cannot be started or dies from a signal, report one error naming the
    command (and the signal) and return -1.  With ok_verbose, the command

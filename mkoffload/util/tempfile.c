@@ -3,7 +3,9 @@
 #define _GNU_SOURCE 1
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,7 @@ struct tempfile
 {
   struct tempfile *next;
   char *path;
+  int is_dir;			/* Removed with everything in it.  */
 };
 
 static struct tempfile *volatile registry;
@@ -46,15 +49,81 @@ ok_tempfile_block_signals (sigset_t *old)
   sigprocmask (SIG_BLOCK, &set, old);
 }
 
-/* Only async-signal-safe calls (unlink) here: it also runs from the
-   signal handler.  Not in a child forked from the owner.  */
+/* How deep remove_tree goes below a registered directory: the
+   commands' temporary files lie flat in it, and the bound keeps the
+   stack the signal handler needs small.  */
+#define MAX_TREE_DEPTH 8
+
+static void remove_tree (int parent, const char *name, int depth);
+
+static int
+is_dot_or_dotdot (const char *name)
+{
+  return name[0] == '.'
+	 && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'));
+}
+
+/* Remove everything in the directory open as FD, DEPTH levels below a
+   registered one.  getdents64, not readdir: readdir allocates, which a
+   signal handler must not.  */
+static void
+remove_entries (int fd, int depth)
+{
+  char buf[2048] __attribute__ ((aligned (__alignof__ (struct dirent64))));
+  ssize_t n;
+  while ((n = getdents64 (fd, buf, sizeof buf)) > 0)
+    for (ssize_t off = 0; off < n;)
+      {
+	const struct dirent64 *d = (const struct dirent64 *) (buf + off);
+	off += d->d_reclen;
+	if (!is_dot_or_dotdot (d->d_name))
+	  remove_tree (fd, d->d_name, depth + 1);
+      }
+}
+
+/* Remove NAME, relative to the directory open as PARENT (or AT_FDCWD),
+   and when it is a directory, everything in it first.  A command that
+   outlived the one we waited for (a compiler's own child) may add a file
+   while we empty the directory: then we empty it again, a few times.
+   Only async-signal-safe calls (openat, unlinkat, close and the
+   getdents64 system call).  */
+static void
+remove_tree (int parent, const char *name, int depth)
+{
+  for (int attempt = 0; attempt < 4; attempt++)
+    {
+      if (unlinkat (parent, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
+	return;
+      if (errno == ENOTDIR)
+	{
+	  unlinkat (parent, name, 0);
+	  return;
+	}
+      if ((errno != ENOTEMPTY && errno != EEXIST) || depth >= MAX_TREE_DEPTH)
+	return;
+      int fd = openat (parent, name,
+		       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0)
+	return;
+      remove_entries (fd, depth);
+      close (fd);
+    }
+}
+
+/* Only async-signal-safe calls here: it also runs from the signal
+   handler.  Not in a child forked from the owner.  */
 static void
 remove_all (void)
 {
   if (getpid () != owner)
     return;
+  int err = errno;
   for (struct tempfile *t = registry; t; t = t->next)
-    unlink (t->path);
+    if (t->is_dir)
+      remove_tree (AT_FDCWD, t->path, 0);
+    else
+      unlink (t->path);
+  errno = err;
 }
 
 static void
@@ -102,13 +171,14 @@ install_handlers (void)
 }
 
 static const char *
-add (char *path)
+add (char *path, int is_dir)
 {
   struct tempfile *t = xmalloc (sizeof *t);
   sigset_t all, old;
 
   install_handlers ();
   t->path = path;
+  t->is_dir = is_dir;
   /* Block signals while linking the node in, so a handler never sees a
      half-updated list.  */
   sigfillset (&all);
@@ -119,33 +189,50 @@ add (char *path)
   return path;
 }
 
-const char *
-ok_tempfile_create (const char *suffix)
+/* Create a file (or a directory, when IS_DIR) under $TMPDIR (or /tmp)
+   whose name ends in SUFFIX, register it, and return its name.  Signals
+   are blocked from the creation until it is registered, so that no
+   signal can leave an unregistered one behind.  Failure is fatal.  */
+static const char *
+create (const char *suffix, int is_dir)
 {
   const char *dir = getenv ("TMPDIR");
   sigset_t all, old;
-  int fd;
+  int made;
 
   if (!dir || !*dir)
     dir = "/tmp";
-  if (!suffix)
-    suffix = "";
   char *path = xasprintf ("%s/okXXXXXX%s", dir, suffix);
 
-  /* Register before the file exists, with signals blocked until both are
-     done, so no signal can leave an unregistered file behind.  */
   sigfillset (&all);
   sigprocmask (SIG_BLOCK, &all, &old);
-  fd = mkstemps (path, strlen (suffix));
-  int err = errno;
-  if (fd >= 0)
+  if (is_dir)
+    made = mkdtemp (path) != NULL;
+  else
     {
-      add (path);
-      close (fd);
+      int fd = mkstemps (path, strlen (suffix));
+      made = fd >= 0;
+      if (made)
+	close (fd);
     }
+  int err = errno;
+  if (made)
+    add (path, is_dir);
   sigprocmask (SIG_SETMASK, &old, NULL);
-  if (fd < 0)
-    ok_fatal ("cannot create a temporary file in '%s': %s", dir,
-	      strerror (err));
+  if (!made)
+    ok_fatal ("cannot create a temporary %s in '%s': %s",
+	      is_dir ? "directory" : "file", dir, strerror (err));
   return path;
+}
+
+const char *
+ok_tempfile_create (const char *suffix)
+{
+  return create (suffix ? suffix : "", 0);
+}
+
+const char *
+ok_tempdir_create (void)
+{
+  return create ("", 1);
 }

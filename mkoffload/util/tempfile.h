@@ -1,10 +1,11 @@
 /* Temporary files that never outlive the program.
 
-   Every file made or registered here is removed when the program exits,
-   whether normally, through ok_fatal, or because of SIGINT, SIGTERM,
-   SIGHUP, SIGQUIT or SIGPIPE (the handler removes the files, then
-   re-raises the signal so the parent sees the real cause of death).
-   Files the user asked to keep (-save-temps) are simply not registered.  */
+   Every file (or directory, with everything in it) made or registered
+   here is removed when the program exits, whether normally, through
+   ok_fatal, or because of SIGINT, SIGTERM, SIGHUP, SIGQUIT or SIGPIPE
+   (the handler removes the files, then re-raises the signal so the parent
+   sees the real cause of death).  Files the user asked to keep
+   (-save-temps) are simply not registered.  */
 
 #ifndef OFFLOADKIT_TEMPFILE_H
 #define OFFLOADKIT_TEMPFILE_H
@@ -16,6 +17,13 @@
    SUFFIX (may be ""), register it for removal and return its name (owned
    by the registry).  Creation failure is fatal.  */
 const char *ok_tempfile_create (const char *suffix);
+
+/* Create a new, empty directory under $TMPDIR (or /tmp), private to the
+   user, and register it: it is removed with whatever is in it then (the
+   temporary files of commands that were killed before they could remove
+   them, say).  Return its name (owned by the registry).  Creation failure
+   is fatal.  */
+const char *ok_tempdir_create (void);
 
 /* While PID (a child writing some of the registered files) runs, a
    cleanup signal is first passed on to it, and it is waited for, so that

@@ -1,13 +1,25 @@
 #!/bin/sh
 # Stand-in for NVIDIA's ptxas in the mkoffload tests (aot.exp), which copy
 # it to a directory of their own as "ptxas".  It accepts the command lines
-# mkoffload gives ptxas and writes, for "-o FILE", a minimal ELF64 file
-# with e_machine 190 (EM_CUDA); it checks nothing.  Controlled by:
-#   FAKE_PTXAS_LOG    file that gets one line per run: the arguments
+# mkoffload gives ptxas and writes, for "-o FILE", a small relocatable
+# ELF64 object with e_machine 190 (EM_CUDA) whose symbol table defines a
+# function for each ".entry" of the PTX file it is given (fake-elf.sh,
+# copied next to it); it checks nothing.  Like the real ptxas,
+# it keeps a file of its own, tmpxft_PID_00000000, in $TMPDIR while it
+# runs, and removes it when it ends normally (not when it is killed).
+# Controlled by:
+#   FAKE_PTXAS_LOG    file that gets one line per run: the arguments (the
+#                     temporary file exists by the time the line is there)
 #   FAKE_PTXAS_ARCHS  sm numbers listed by --help (default: 75 80 90 100)
 #   FAKE_PTXAS_FAIL   glob: a run with an argument matching it prints a
 #                     message and exits with status 3
 #   FAKE_PTXAS_SLEEP  seconds to wait before writing the output
+#   FAKE_PTXAS_OUTPUT "none", "empty" or "truncated": exit with status 0
+#                     all the same, the output removed, empty, or cut in
+#                     half (it still starts like an ELF file)
+
+tmpxft=${TMPDIR:-/tmp}/tmpxft_$$_00000000
+: > "$tmpxft" || exit 1
 
 if [ -n "$FAKE_PTXAS_LOG" ]; then
     echo "ptxas $*" >> "$FAKE_PTXAS_LOG"
@@ -15,9 +27,11 @@ fi
 
 case "$1" in
 --version)
+    rm -f "$tmpxft"
     echo "fake ptxas for offloadkit's tests, release 0.0"
     exit 0 ;;
 --help)
+    rm -f "$tmpxft"
     printf '%s\n' "Usage: ptxas [options] <ptx file>" "" \
 	"--gpu-name <gpu name>      (-arch)" \
 	"        Specify name of NVIDIA GPU to generate code for."
@@ -36,6 +50,7 @@ for a in "$@"; do
     if [ -n "$FAKE_PTXAS_FAIL" ]; then
 	case "$a" in
 	$FAKE_PTXAS_FAIL)
+	    rm -f "$tmpxft"
 	    echo "ptxas fatal   : fake failure on '$a'" >&2
 	    exit 3 ;;
 	esac
@@ -43,14 +58,15 @@ for a in "$@"; do
     [ "$prev" = "-o" ] && out=$a
     prev=$a
 done
+ptx=$a
 if [ -n "$FAKE_PTXAS_SLEEP" ]; then
     sleep "$FAKE_PTXAS_SLEEP"
 fi
 if [ -n "$out" ]; then
-    # e_ident (class 64, little-endian, version 1), e_type 1 (relocatable),
-    # e_machine 190, e_version 1, the rest of the 64-byte header zero.
-    { printf '\177ELF\002\001\001\000\000\000\000\000\000\000\000\000'
-      printf '\001\000\276\000\001\000\000\000'
-      head -c 40 /dev/zero; } > "$out" || exit 1
+    # One function per kernel: ".visible .entry NAME (...".
+    . "${0%/*}/fake-elf.sh"
+    kernels=$(sed -n 's/^.*\.entry[ 	]\{1,\}\([^ 	(]\{1,\}\).*$/\1/p' "$ptx")
+    fake_cuda_elf "$out" 1 "$kernels" "$FAKE_PTXAS_OUTPUT" || exit 1
 fi
+rm -f "$tmpxft"
 exit 0
