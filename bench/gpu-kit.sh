@@ -6,7 +6,8 @@
 # used, from a copy of the repository's working tree with the kit in it.
 #
 #   bench/gpu-kit.sh build KIT [--topbuild BUILD] [--jobs N] [--sass LIST]
-#                    [--filter RE] [--no-libgomp] [--max-size MIB]
+#                    [--filter RE] [--no-libgomp] [--compile-timeout S]
+#                    [--max-size MIB]
 #       Compiles into KIT (best a directory inside the repository that git
 #       ignores, such as gpu-kit, so that one copy of the working tree
 #       takes it along) one compressed payload, KIT/payload.tar.xz, holding
@@ -29,7 +30,11 @@
 #       REPO/build) is an offloadkit build tree where `make` and `make
 #       stage/accel/nvptx-none/mkoffload` have run; --jobs N (default 2)
 #       compiles GCC's tests N at a time; --filter RE keeps only the GCC
-#       tests whose names match; --no-libgomp leaves them out.  Prints the
+#       tests whose names match; --no-libgomp leaves them out;
+#       --compile-timeout S (default 600, rounded up to a multiple of 3)
+#       limits each of their compiles: cubins at ptxas -O3 take minutes for
+#       the largest tests on a loaded machine, and a compile that hits the
+#       limit counts as a failure of that pipeline.  Prints the
 #       kit's size; with --max-size MIB (default: no limit) the build fails
 #       when the kit is larger, for a way of copying that has a size limit.
 #
@@ -154,7 +159,7 @@ copy_lib () {
 }
 
 do_build () {
-  topbuild= jobs=2 sass=sm_90 filter= libgomp=1 maxsize=
+  topbuild= jobs=2 sass=sm_90 filter= libgomp=1 maxsize= ctimeout=600
   while [ $# -gt 0 ]; do
     case $1 in
       --topbuild) topbuild=$2; shift 2;;
@@ -163,11 +168,15 @@ do_build () {
       --filter) filter=$2; shift 2;;
       --no-libgomp) libgomp=0; shift;;
       --max-size) maxsize=$2; shift 2;;
+      --compile-timeout) ctimeout=$2; shift 2;;
       *) die "unknown build option '$1'";;
     esac
   done
   case $maxsize in
     ''|*[!0-9]*) [ -z "$maxsize" ] || die "--max-size takes a whole number of MiB";;
+  esac
+  case $ctimeout in
+    ''|*[!0-9]*|0) die "--compile-timeout takes a positive number of seconds";;
   esac
   [ -n "$topbuild" ] || topbuild=$repo/build
   topbuild=$(cd "$topbuild" 2>/dev/null && pwd) || die "no build directory '$topbuild' (--topbuild)"
@@ -233,9 +242,11 @@ EOF
   if [ $libgomp = 1 ]; then
     note "GCC 12's libgomp tests, both pipelines"
     mkdir -p "$topbuild/testsuite"
+    # check-libgomp.sh's compile limit is three times its --timeout.
     sh "$repo/testsuite/check-libgomp.sh" --compile-only "$p/libgomp" \
       --device --srcdir "$repo/testsuite" --objdir "$topbuild/testsuite" \
       --topbuild "$topbuild" --jobs "$jobs" ${filter:+--filter "$filter"} \
+      --timeout $(( (ctimeout + 2) / 3 )) \
       > "$kit/libgomp-compile.log" 2>&1 \
       || { tail -n 20 "$kit/libgomp-compile.log"; die "check-libgomp.sh --compile-only failed"; }
     tail -n 1 "$kit/libgomp-compile.log"
@@ -257,6 +268,7 @@ EOF
     echo "OFFLOADKIT_NVPTX_SASS ${OFFLOADKIT_NVPTX_SASS-(mkoffload default)}"
     echo "needs ${glibc:-GLIBC_?} or newer"
     echo "payload $raw KiB before compression"
+    [ $libgomp = 1 ] && echo "libgomp compile limit $(( (ctimeout + 2) / 3 * 3 )) s"
     [ -f "$p/libgomp/plan-info" ] && sed 's/^/libgomp: /' "$p/libgomp/plan-info"
   } > "$p/kit-info"
   note "compressing $raw KiB"
