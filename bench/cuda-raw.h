@@ -1,7 +1,7 @@
 /* Direct use of the CUDA driver for the benchmarks: the raw copies that
    map clauses are compared with, and the device description printed with
    the results.  The driver is loaded with dlopen, as the plugins do, with
-   offloadkit's own declarations (libgomp-plugin/cuda-api.h and
+   offloadkit's own declarations (libgomp-plugin/cuda/cuda-api.h and
    cuda-calls.def), so the benchmarks build and run without CUDA and skip
    the raw path cleanly when there is no driver or no device.  */
 

@@ -1,6 +1,6 @@
 #! /bin/sh
 # bench/gcn-startup.sh: what loading offloadkit's two plugins costs a
-# program at start-up on a machine without a GPU (issue 4: within 1.5x of
+# program at start-up on a machine without a GPU (the goal: within 1.5x of
 # the same program built with -foffload=disable; GCC's two plugins cost
 # about 7x, mostly hsa_init in its gcn plugin).
 #

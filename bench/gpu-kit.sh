@@ -1,14 +1,16 @@
 #! /bin/sh
 # bench/gpu-kit.sh: the kit for a GPU machine that has the NVIDIA driver
-# but no GCC, no Debian offload packages and no network (the lent machines
-# of doc/gpu-runs.md).  Everything is compiled here; there only sh,
-# coreutils, awk, xargs and the kit's own files are used.
+# but no GCC, no Debian offload packages and perhaps no network
+# (doc/gpu-runs.md).  Everything is compiled here; there only sh,
+# coreutils, awk, xargs, tar, xz or python3, and the kit's own files are
+# used, from a copy of the repository's working tree with the kit in it.
 #
 #   bench/gpu-kit.sh build KIT [--topbuild BUILD] [--jobs N] [--sass LIST]
-#                    [--filter RE] [--no-libgomp]
-#       Compiles into KIT (a git-ignored directory inside the repository,
-#       so that the device tool's `carry` can take it; `gpu-kit` is
-#       ignored for this) one compressed payload holding
+#                    [--filter RE] [--no-libgomp] [--compile-timeout S]
+#                    [--max-size MIB]
+#       Compiles into KIT (best a directory inside the repository that git
+#       ignores, such as gpu-kit, so that one copy of the working tree
+#       takes it along) one compressed payload, KIT/payload.tar.xz, holding
 #         lib/ours      our libgomp-plugin-nvptx.so.1
 #         lib/gcc       Debian's libgomp.so.1 and libgomp-plugin-nvptx.so.1
 #                       (GCC 12's plugin ABI), libgfortran.so.5,
@@ -21,16 +23,29 @@
 #                       .c++, .fortran), through our pipeline
 #         libgomp       GCC 12's libgomp offloading tests, both pipelines
 #                       (check-libgomp.sh --compile-only --device)
+#       and KIT/kit-info (commit, gcc, cubins, glibc needed, sizes).
 #       Our binaries get cubins for --sass LIST (OFFLOADKIT_NVPTX_SASS;
-#       default sm_90, the lent H100/H200; "default" keeps mkoffload's
-#       own default, "none" PTX only).  Prints the kit's size.
+#       default sm_90, i.e. H100/H200-class GPUs; "default" keeps
+#       mkoffload's own default, "none" PTX only).  BUILD (default
+#       REPO/build) is an offloadkit build tree where `make` and `make
+#       stage/accel/nvptx-none/mkoffload` have run; --jobs N (default 2)
+#       compiles GCC's tests N at a time; --filter RE keeps only the GCC
+#       tests whose names match; --no-libgomp leaves them out;
+#       --compile-timeout S (default 600, rounded up to a multiple of 3)
+#       limits each of their compiles: cubins at ptxas -O3 take minutes for
+#       the largest tests on a loaded machine, and a compile that hits the
+#       limit counts as a failure of that pipeline.  Prints the
+#       kit's size; with --max-size MIB (default: no limit) the build fails
+#       when the kit is larger, for a way of copying that has a size limit.
 #
 #   bench/gpu-kit.sh run KIT [--out DIR] [--only PARTS] [--jobs N]
 #                    [--timeout S] [--budget S] [--quick] [--emulate]
-#       On the GPU machine: unpacks the payload (under $TMPDIR) and runs
-#       PARTS (comma-separated, default tests,libgomp,bench), writing
-#       under DIR (default $OUT when set, else KIT/results), at most
-#       eight files, none in subdirectories:
+#       On the GPU machine, from the copy of the working tree: unpacks the
+#       payload (under $TMPDIR, removed at the end) and runs PARTS
+#       (comma-separated, default tests,libgomp,bench).  The results go to
+#       DIR (default KIT/results; it must not hold an earlier run's results)
+#       as a handful of files, none in subdirectories, so that they are
+#       easy to copy back:
 #         summary.md       device, nvidia-smi -L, pass counts per suite and
 #                          pipeline, failures, the benchmark table
 #         bench.md         the benchmark table (for bench/results/)
@@ -39,11 +54,15 @@
 #         libgomp.txt      check-libgomp.sh's report
 #         logs.tar.gz      logs of every failure and of the benchmarks
 #       With no GPU (or --emulate) our binaries run on the emulated device
-#       and GCC's on host fallback: a dry run of the plumbing.  GCC's tests
-#       that would start after --budget S seconds (default 540, less 150
-#       when the benchmarks follow) are reported NOT-RUN, so that one call
-#       of the device tool (10 minutes at most) ends in time.  Defaults:
-#       --jobs 8 (GCC's tests in parallel), --timeout 120 (per run).
+#       and GCC's on host fallback: a dry run of the plumbing.
+#       --jobs N (default 8): GCC's tests run N at a time.
+#       --timeout S (default 120): limit of each test run, in seconds.
+#       --budget S (default: none): for a GPU machine that is available for
+#       a limited time.  GCC's tests that would start more than S seconds
+#       after the run began, less 150 s kept for the benchmarks when they
+#       follow, are reported NOT-RUN, so that the whole run takes about S
+#       seconds (plus at most one --timeout).  Without it every test runs.
+#       --quick: fewer benchmark runs and a smaller transfer (plumbing).
 #
 # How the offloadkit tests meet the machine's G GPUs: a test that asks for
 # N devices (dg-set-target-env-var OFFLOADKIT_EMULATE N; else 1) runs on
@@ -62,7 +81,10 @@ note () { echo "gpu-kit: $*"; }
 here=$(cd "$(dirname "$0")" && pwd) || exit 2
 repo=$(cd "$here/.." && pwd)
 
-[ $# -ge 2 ] || die "usage: gpu-kit.sh build|run KIT [options] (see the head of $0)"
+case ${1:-} in
+  -h|--help) sed -n '2,/^$/s/^# \{0,1\}//p' "$0"; exit 0;;
+esac
+[ $# -ge 2 ] || die "usage: gpu-kit.sh build|run KIT [options] (gpu-kit.sh --help)"
 action=$1 kit=$2
 shift 2
 
@@ -137,7 +159,7 @@ copy_lib () {
 }
 
 do_build () {
-  topbuild= jobs=2 sass=sm_90 filter= libgomp=1
+  topbuild= jobs=2 sass=sm_90 filter= libgomp=1 maxsize= ctimeout=600
   while [ $# -gt 0 ]; do
     case $1 in
       --topbuild) topbuild=$2; shift 2;;
@@ -145,9 +167,17 @@ do_build () {
       --sass) sass=$2; shift 2;;
       --filter) filter=$2; shift 2;;
       --no-libgomp) libgomp=0; shift;;
+      --max-size) maxsize=$2; shift 2;;
+      --compile-timeout) ctimeout=$2; shift 2;;
       *) die "unknown build option '$1'";;
     esac
   done
+  case $maxsize in
+    ''|*[!0-9]*) [ -z "$maxsize" ] || die "--max-size takes a whole number of MiB";;
+  esac
+  case $ctimeout in
+    ''|*[!0-9]*|0) die "--compile-timeout takes a positive number of seconds";;
+  esac
   [ -n "$topbuild" ] || topbuild=$repo/build
   topbuild=$(cd "$topbuild" 2>/dev/null && pwd) || die "no build directory '$topbuild' (--topbuild)"
   [ -x "$topbuild/stage/accel/nvptx-none/mkoffload" ] \
@@ -165,8 +195,7 @@ do_build () {
   mkdir -p "$kit" && kit=$(cd "$kit" && pwd) || die "cannot create $kit"
   case $kit/ in
     "$repo"/*) (cd "$repo" && git check-ignore -q "$kit/payload.tar.xz") \
-        || note "warning: $kit is not ignored by git: the device tool would send it as part of the working tree, and carry it a second time";;
-    *) note "warning: $kit is outside the repository: the device tool's carry cannot take it";;
+        || note "warning: $kit is not ignored by git (gpu-kit is): git status will list it";;
   esac
   start=$(date +%s)
   p=$kit/payload
@@ -213,9 +242,11 @@ EOF
   if [ $libgomp = 1 ]; then
     note "GCC 12's libgomp tests, both pipelines"
     mkdir -p "$topbuild/testsuite"
+    # check-libgomp.sh's compile limit is three times its --timeout.
     sh "$repo/testsuite/check-libgomp.sh" --compile-only "$p/libgomp" \
       --device --srcdir "$repo/testsuite" --objdir "$topbuild/testsuite" \
       --topbuild "$topbuild" --jobs "$jobs" ${filter:+--filter "$filter"} \
+      --timeout $(( (ctimeout + 2) / 3 )) \
       > "$kit/libgomp-compile.log" 2>&1 \
       || { tail -n 20 "$kit/libgomp-compile.log"; die "check-libgomp.sh --compile-only failed"; }
     tail -n 1 "$kit/libgomp-compile.log"
@@ -237,6 +268,7 @@ EOF
     echo "OFFLOADKIT_NVPTX_SASS ${OFFLOADKIT_NVPTX_SASS-(mkoffload default)}"
     echo "needs ${glibc:-GLIBC_?} or newer"
     echo "payload $raw KiB before compression"
+    [ $libgomp = 1 ] && echo "libgomp compile limit $(( (ctimeout + 2) / 3 * 3 )) s"
     [ -f "$p/libgomp/plan-info" ] && sed 's/^/libgomp: /' "$p/libgomp/plan-info"
   } > "$p/kit-info"
   note "compressing $raw KiB"
@@ -247,8 +279,10 @@ EOF
   size=$(du -sk "$kit" | cut -f1)
   echo "kit $size KiB in all" >> "$kit/kit-info"
   cat "$kit/kit-info"
-  note "built $kit in $(( $(date +%s) - start )) s: $size KiB (the device tool carries at most 65536 KiB with the working tree)"
-  [ "$size" -lt 61440 ] || { note "error: the kit is too large to carry"; exit 1; }
+  note "built $kit in $(( $(date +%s) - start )) s: $size KiB"
+  if [ -n "$maxsize" ] && [ "$size" -gt $((maxsize * 1024)) ]; then
+    note "error: the kit is larger than --max-size $maxsize MiB"; exit 1
+  fi
 }
 
 # ================================================================== run
@@ -349,7 +383,7 @@ run_tests () {
 }
 
 do_run () {
-  out= only=tests,libgomp,bench jobs=8 timeout=120 quick= emulate=0 budget=540
+  out= only=tests,libgomp,bench jobs=8 timeout=120 quick= emulate=0 budget=
   while [ $# -gt 0 ]; do
     case $1 in
       --out) out=$2; shift 2;;
@@ -362,10 +396,21 @@ do_run () {
       *) die "unknown run option '$1'";;
     esac
   done
+  case $budget in
+    ''|*[!0-9]*) [ -z "$budget" ] || die "--budget takes a whole number of seconds";;
+  esac
   [ -f "$kit/payload.tar.xz" ] || die "$kit/payload.tar.xz missing: run 'gpu-kit.sh build' first"
   kit=$(cd "$kit" && pwd) || exit 2
-  [ -n "$out" ] || out=${OUT:-$kit/results}
+  # The run uses the repository's scripts beside the kit.
+  for f in "$here/run.sh" "$repo/testsuite/check-libgomp.sh" \
+           "$repo/testsuite/check-libgomp.tcl"; do
+    [ -f "$f" ] || die "$f missing: run the kit from a copy of the repository's working tree (doc/gpu-runs.md)"
+  done
+  [ -n "$out" ] || out=$kit/results
   mkdir -p "$out" && res=$(cd "$out" && pwd) || die "cannot create $out"
+  for f in summary.md bench.md tests.tsv libgomp.tsv libgomp.txt logs.tar.gz; do
+    [ ! -e "$res/$f" ] || die "$res holds an earlier run's results ($f): copy them away and remove them, or give another --out"
+  done
   for t in timeout awk xargs sed tar; do
     command -v $t > /dev/null || die "$t is needed on this machine"
   done
@@ -408,6 +453,7 @@ do_run () {
     echo "- Machine: $(uname -n), $(uname -r), ${have:-glibc ?}, $(getconf _NPROCESSORS_ONLN) CPUs"
     sed 's/^/- Kit: /' "$p/kit-info"
     echo "- Parts run: $only"
+    echo "- Run options: --jobs $jobs, --timeout $timeout, --budget ${budget:-none}${quick:+, --quick}"
   } > "$summary"
 
   case ,$only, in *,tests,*)
@@ -430,16 +476,20 @@ do_run () {
       note "GCC 12's libgomp tests, both pipelines"
       emu=
       [ "$gpus" -gt 0 ] || emu="--emulate 1"
-      # GCC's tests stop starting after the budget, less what the
-      # benchmarks need (about two minutes), so the call ends in time.
-      reserve=0
-      case ,$only, in *,bench,*) reserve=150;; esac
-      deadline=$((start + budget - reserve))
+      # With --budget, GCC's tests stop starting after the budget, less
+      # what the benchmarks need (about two minutes), so that the run
+      # ends in about the time given.
+      deadline=
+      if [ -n "$budget" ]; then
+        reserve=0
+        case ,$only, in *,bench,*) reserve=150;; esac
+        deadline=$((start + budget - reserve))
+      fi
       # shellcheck disable=SC2086 # emu is a word list
       sh "$repo/testsuite/check-libgomp.sh" --run-only "$p/libgomp" \
         --results "$res/work/libgomp" --jobs "$jobs" --timeout "$timeout" \
         --base-libdir "$gccld" --ours-libdir "$p/lib/ours" \
-        --tclsh "$p/tools/tclsh" --deadline "$deadline" $emu \
+        --tclsh "$p/tools/tclsh" ${deadline:+--deadline "$deadline"} $emu \
         > "$res/libgomp.txt" 2>&1
       st=$?
       [ $st = 0 ] || failed=1

@@ -98,7 +98,7 @@ compile () {
     host) set -- gcc -foffload=disable "$@";;
   esac
   if ! "$@" -std=gnu11 -O2 -fopenmp -I"$here" \
-       -I"$srcroot/libgomp-plugin" -o "$work/$pipe/$name" \
+       -I"$srcroot/libgomp-plugin/cuda" -o "$work/$pipe/$name" \
        > "$work/logs/build-$pipe-$name.log" 2>&1 < /dev/null; then
     echo "bench: building $pipe/$name failed:" >&2
     tail -n 20 "$work/logs/build-$pipe-$name.log" >&2
@@ -134,7 +134,7 @@ build () {
     extra=
     [ $t = cuda-info ] && extra="$here/cuda-raw.c -ldl"
     # shellcheck disable=SC2086 # extra is a word list
-    gcc -std=gnu11 -O2 -Wall -Wextra -I"$here" -I"$srcroot/libgomp-plugin" \
+    gcc -std=gnu11 -O2 -Wall -Wextra -I"$here" -I"$srcroot/libgomp-plugin/cuda" \
       -o "$work/tools/$t" "$here/$t.c" $extra \
       || die "building tools/$t failed"
   done
