@@ -1,4 +1,4 @@
-/* Checks of the CUDA backend that came out of a review of issue 3, run
+/* Checks of the CUDA backend that came out of a review of its code, run
    against the fake libcuda.so.1 (testsuite/fakecuda):
 
    - launch geometry: an OpenMP thread of GCC's nvptx runtime is a warp,
