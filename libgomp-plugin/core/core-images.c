@@ -184,12 +184,10 @@ GOMP_OFFLOAD_load_image (int ord, unsigned version, const void *target_data,
 }
 
 /* Unload image record IMG, which is off DEV's list; the caller holds
-   DEV's images lock.  */
+   DEV's images lock, and has waited for DEV's asynchronous launches.  */
 static bool
 core_image_unload (struct ok_device *dev, struct ok_loaded_image *img)
 {
-  /* Its kernels may still run in target nowait regions.  */
-  ok_completion_drain (&dev->async);
   bool ok = dev->backend->unload_image (dev, img->handle);
   OK_DEBUG ("device %d: unloaded image %p", dev->ord, img->target_data);
   free (img);
@@ -214,6 +212,10 @@ GOMP_OFFLOAD_unload_image (int ord, unsigned version, const void *target_data)
 		  " device's target regions");
   else
     {
+      /* The image's kernels may still run in target nowait regions.  Not
+	 while holding the images: an emulated region about to run one of
+	 them needs them.  */
+      ok_completion_drain (&dev->async);
       ok_images_hold (dev);
       struct ok_loaded_image **link = core_image_find (dev, target_data);
       struct ok_loaded_image *img = *link;
@@ -235,6 +237,7 @@ bool
 core_images_unload_all (struct ok_device *dev)
 {
   bool ok = true;
+  ok_completion_drain (&dev->async);
   ok_images_hold (dev);
   while (dev->images != NULL)
     {

@@ -864,6 +864,72 @@ test_two_devices (void)
     }
 }
 
+/* Unloads DESC2 from device 0 on a thread of its own (see
+   test_unload_behind_nowait).  */
+static bool unloaded, unload_done;
+
+static void *
+unloader (void *arg)
+{
+  (void) arg;
+  bool ok = p_unload_image (0, version, &desc2);
+  pthread_mutex_lock (&gate_lock);
+  unloaded = ok;
+  unload_done = true;
+  pthread_cond_broadcast (&gate_cond);
+  pthread_mutex_unlock (&gate_lock);
+  return NULL;
+}
+
+/* An image unloaded while a nowait region of its device is still queued
+   (behind a region of another device, which the emulated devices run
+   one at a time): the unload waits for the region, which runs, and both
+   complete.  It once deadlocked: the unload held the device's images
+   while waiting for the region, which needed them.  */
+static bool
+test_unload_behind_nowait (void)
+{
+  int token1, token2;
+  gate_open = false;
+  gated_started = 0;
+  gated_runs = 0;
+  unload_done = false;
+  completions_reset ();
+  p_async_run (1, (void *) region_gated, NULL, NULL, &token1);
+  pthread_mutex_lock (&gate_lock);
+  while (gated_started == 0)
+    pthread_cond_wait (&gate_cond, &gate_lock);
+  pthread_mutex_unlock (&gate_lock);
+  p_async_run (0, (void *) region_gated, NULL, NULL, &token2);
+  pthread_t th;
+  pthread_create (&th, NULL, unloader, NULL);
+  struct timespec pause = { 0, 200 * 1000 * 1000 };
+  nanosleep (&pause, NULL);
+  pthread_mutex_lock (&gate_lock);
+  gate_open = true;
+  pthread_cond_broadcast (&gate_cond);
+  struct timespec limit;
+  clock_gettime (CLOCK_REALTIME, &limit);
+  limit.tv_sec += 20;
+  while (!unload_done
+	 && pthread_cond_timedwait (&gate_cond, &gate_lock, &limit) == 0)
+    ;
+  bool done = unload_done;
+  pthread_mutex_unlock (&gate_lock);
+  check ("unload behind a queued nowait region: returns", done);
+  if (!done)
+    {
+      /* The threads that hang hold the plugin's locks: stop here.  */
+      fflush (stdout);
+      _exit (check_summary ());
+    }
+  pthread_join (th, NULL);
+  wait_completions (2, 10);
+  check ("unload behind a queued nowait region: both regions ran and"
+	 " completed", gated_runs == 2 && completions_now () == 2);
+  return unloaded;
+}
+
 static void
 test_second_image (void)
 {
@@ -888,7 +954,7 @@ test_second_image (void)
   check ("two images: both swapped", hv_counter == 5 && hv2_value == 7);
   p_free (0, out);
   p_free (0, tv);
-  check ("second image: unload", p_unload_image (0, version, &desc2));
+  check ("second image: unload", test_unload_behind_nowait ());
   int e = errors_now ();
   check ("second image: copy to unloaded variable fails",
 	 !p_host2dev (0, (void *) t[1].start, &v, sizeof v));
