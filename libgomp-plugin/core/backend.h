@@ -145,11 +145,11 @@ struct ok_backend
   /* Start DEV, whose core half is filled in (LOCAL, ORD, LABEL); false
      after an error, with everything it took released.  */
   bool (*init_device) (struct ok_device *dev);
-  /* Optional.  Called first when the core finalises DEV, after it has
-     waited for DEV's asynchronous launches and before it unloads DEV's
-     images and frees its pool: make the calling thread able to use the
-     device.  False when the device is gone already (its driver shut
-     down first at exit): the core then leaves everything as it is.  */
+  /* Optional.  Called first when the core finalises DEV, before it
+     waits for DEV's asynchronous launches, unloads DEV's images and
+     frees its pool: make the calling thread able to use the device.
+     False when the device is gone already (its driver shut down first at
+     exit): the core then leaves everything as it is.  */
   bool (*fini_enter) (struct ok_device *dev);
   /* Free everything DEV still holds, after the core has unloaded its
      images and freed its pool; not the structure itself.  */
@@ -178,6 +178,7 @@ struct ok_backend
   void *(*alloc) (struct ok_device *dev, size_t size);
   bool (*free) (struct ok_device *dev, void *ptr);
 
+  /* Copies of N > 0 bytes (the core does nothing for none).  */
   bool (*host2dev) (struct ok_device *dev, void *dst, const void *src,
 		    size_t n);
   bool (*dev2host) (struct ok_device *dev, void *dst, const void *src,
@@ -185,10 +186,10 @@ struct ok_backend
   bool (*dev2dev) (struct ok_device *dev, void *dst, const void *src,
 		   size_t n);
 
-  /* Start FN (an address load_image returned) with TGT_VARS (a device
-     address) as LAUNCH says, and fill JOB with what finish needs.  False
-     after an error: nothing was started, nothing is held, and finish is
-     not called.  *LAUNCH is only valid during the call.  */
+  /* Start FN (an address load_image returned; never NULL) with TGT_VARS
+     (a device address) as LAUNCH says, and fill JOB with what finish
+     needs.  False after an error: nothing was started, nothing is held,
+     and finish is not called.  *LAUNCH is only valid during the call.  */
   bool (*launch) (struct ok_device *dev, void *fn, void *tgt_vars,
 		  const struct ok_launch *launch, struct ok_job *job);
   /* Wait for JOB's launch to end and give back what it holds; false after

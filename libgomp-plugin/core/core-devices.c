@@ -227,20 +227,33 @@ GOMP_OFFLOAD_init_device (int ord)
   return ok;
 }
 
-/* Stop DEV: its asynchronous launches, its images, its pool, then the
-   backend's part.  False if a step failed (reported); the device is gone
-   anyway.  */
+/* Stop DEV, SLOT's device: its asynchronous launches, its images, its
+   pool, then the backend's part.  False if a step failed (reported); the
+   device is gone anyway, or left in SLOT->left when it cannot be
+   stopped.  */
 static bool
-core_device_stop (struct ok_device *dev)
+core_device_stop (struct core_slot *slot, struct ok_device *dev)
 {
-  if (ok_region_device () != NULL)
+  struct ok_device *region = ok_region_device ();
+  if (region != NULL && region->backend == dev->backend)
     {
-      /* exit () called inside a region (libgomp finalises devices from
-	 atexit): the threads this would wait for (the region's device's
-	 worker, and any device's waiting for the region to end) wait for
-	 this one.  Leave everything to the ending process.  */
+      /* exit () called inside a region that runs as host code (libgomp
+	 finalises devices from atexit): the threads this would wait for
+	 (the region's device's worker, and those of devices of its kind,
+	 which wait for the region to end) wait for this one.  Leave
+	 everything to the ending process.  */
       OK_DEBUG ("%s left running: the program exits from inside a target"
 		" region", dev->label);
+      slot->left = dev;
+      return true;
+    }
+  if (dev->backend->fini_enter != NULL && !dev->backend->fini_enter (dev))
+    {
+      /* The driver is gone (the process is exiting and its own exit
+	 handlers ran first), and has taken everything with it, launches
+	 still to complete included.  */
+      OK_DEBUG ("%s: its driver is already shut down", dev->label);
+      slot->left = dev;
       return true;
     }
   if (!ok_completion_fini (&dev->async))
@@ -249,13 +262,7 @@ core_device_stop (struct ok_device *dev)
 	 the program): it is in the middle of its work.  */
       OK_DEBUG ("%s left running: the program exits from a completion",
 		dev->label);
-      return true;
-    }
-  if (dev->backend->fini_enter != NULL && !dev->backend->fini_enter (dev))
-    {
-      /* The driver is gone (the process is exiting and its own exit
-	 handlers ran first), and has taken everything with it.  */
-      OK_DEBUG ("%s: its driver is already shut down", dev->label);
+      slot->left = dev;
       return true;
     }
   bool ok = core_images_unload_all (dev);
@@ -277,7 +284,7 @@ GOMP_OFFLOAD_fini_device (int ord)
   if (dev != NULL)
     {
       __atomic_store_n (&slot->dev, NULL, __ATOMIC_RELEASE);
-      ok = core_device_stop (dev);
+      ok = core_device_stop (slot, dev);
       OK_DEBUG ("device %d (%s %d) finalised", ord, slot->backend->name,
 		slot->local);
     }
@@ -286,13 +293,14 @@ GOMP_OFFLOAD_fini_device (int ord)
 }
 
 /* When the plugin is unloaded (dlclose; libgomp itself never does), free
-   the device table, unless a device is still running: then its backend
-   may still use it, and the process is about to end anyway.  */
+   the device table, unless a device is still running or was left so:
+   then its backend may still use it, and the process is about to end
+   anyway.  */
 __attribute__ ((destructor)) static void
 core_unload (void)
 {
   for (int i = 0; i < core_num_devices; i++)
-    if (core_slots[i].dev != NULL)
+    if (core_slots[i].dev != NULL || core_slots[i].left != NULL)
       return;
   for (int i = 0; i < core_num_devices; i++)
     pthread_mutex_destroy (&core_slots[i].lock);

@@ -29,6 +29,10 @@ struct core_slot
      that a loading thread holds while it waits for that region.  */
   pthread_mutex_t lock;
   struct ok_device *dev;	/* Non-NULL while initialised.  */
+  /* A device that finalisation had to leave as it was (the program ends
+     from one of its threads, or its driver is gone), kept here so that it
+     stays reachable until the process ends.  */
+  struct ok_device *left;
 };
 
 /* Device slot ORD, or NULL after an error saying that WHAT failed.  */

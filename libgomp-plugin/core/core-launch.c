@@ -105,12 +105,19 @@ core_decode_launch_args (void **args, struct ok_launch *launch)
     }
 }
 
-/* A region running as host code cannot launch one: the device's worker,
-   which would run it, waits for this one.  */
+/* Whether FN may be launched on DEV from the calling thread.  A region
+   running as host code cannot launch one on a device of its own kind:
+   the worker that would run it, or the lock that serialises such
+   regions, waits for this one.  */
 static bool
-core_check_nested (struct ok_device *dev)
+core_check_launch (struct ok_device *dev, void *fn)
 {
-  if (core_region == NULL)
+  if (fn == NULL)
+    {
+      ok_dev_error (dev, "no kernel to run");
+      return false;
+    }
+  if (core_region == NULL || core_region->backend != dev->backend)
     return true;
   ok_dev_error (dev, "cannot launch a target region from inside a target"
 		" region (running on %s)", core_region->label);
@@ -131,7 +138,7 @@ bool
 ok_device_run (struct ok_device *dev, void *fn, void *tgt_vars,
 	       const struct ok_launch *launch)
 {
-  if (!core_check_nested (dev))
+  if (!core_check_launch (dev, fn))
     return false;
   /* On the stack: a synchronous launch is over when this returns.  */
   union
@@ -182,7 +189,7 @@ static bool
 core_async_run (struct ok_device *dev, void *fn, void *tgt_vars,
 		const struct ok_launch *launch, void *async_data)
 {
-  if (!core_check_nested (dev))
+  if (!core_check_launch (dev, fn))
     return false;
   if (async_data == NULL)
     {

@@ -80,3 +80,39 @@ child_no_context (void)
 	 error_says (e, "cuDevicePrimaryCtxRetain", "CUDA_ERROR_", NULL));
   check_no_leaks ("after the failed init");
 }
+
+/* The driver has shut down before libgomp finalises the device (its own
+   exit handlers ran first), with a target nowait kernel still pending:
+   finalisation says nothing and returns at once, without waiting for a
+   completion that can no longer come (which the completion thread would
+   otherwise turn into a failure).  */
+void
+child_driver_gone (void)
+{
+  check ("1 device", p_get_num_devices () == 1);
+  check ("init", p_init_device (0));
+  size_t size;
+  unsigned char *cubin = make_cubin (90, false, "which_sm90", 0, &size);
+  struct image im;
+  image_init (&im);
+  image_add (&im, OK_IMAGE_CUBIN, 90, cubin, size);
+  struct ok_addr_pair *t = load (0, &im.d);
+  check ("loads", t != NULL);
+  if (t == NULL)
+    {
+      free (cubin);
+      return;
+    }
+  f_gate (1);
+  int token;
+  completions_reset ();
+  p_async_run (0, (void *) t[0].start, NULL, NULL, &token);
+  int e = errors_now ();
+  f_fail ("cuCtxPushCurrent_v2=4");
+  check ("fini returns at once", p_fini_device (0));
+  check ("fini: no message", errors_now () == e);
+  check ("no completion", completions_now () == 0);
+  /* The kernel stays pending until the process ends.  */
+  free (t);
+  free (cubin);
+}

@@ -129,6 +129,8 @@ main (int argc, char **argv)
 		  HARNESS_LIST ("OFFLOADKIT_CUDA_POOL_MAX", "64k",
 			       "OFFLOADKIT_CUDA_STAGING_MAX", "1MB",
 			       "FAKECUDA_DEVICES", "2"), false) },
+    { AREA_CHILD ("driver shut down first", child_driver_gone,
+		  HARNESS_LIST ("FAKECUDA_SM", "90"), true) },
     { AREA_CHILD ("no primary context", child_no_context,
 		  HARNESS_LIST ("FAKECUDA_FAIL", "cuDevicePrimaryCtxRetain"),
 		  true) },

@@ -172,6 +172,7 @@ void child_sm90_no_match (void);
 void child_no_pool (void);		/* cuda-harness-memory.c */
 void child_bad_sizes (void);		/* cuda-harness-devices.c */
 void child_no_context (void);
+void child_driver_gone (void);
 void child_no_pinned (void);		/* cuda-harness-memory.c */
 void child_no_stream (void);		/* cuda-harness-launch.c */
 void child_no_staging_stream (void);	/* cuda-harness-memory.c */
