@@ -105,6 +105,8 @@ core_copy (int ord, const char *what, enum ok_trace_dir dir, void *dst,
   struct ok_device *dev = core_device (ord, what);
   if (dev == NULL)
     return false;
+  if (n == 0)
+    return true;
   const struct ok_backend *backend = dev->backend;
   bool (*copy) (struct ok_device *, void *, const void *, size_t)
     = (dir == OK_TRACE_H2D ? backend->host2dev

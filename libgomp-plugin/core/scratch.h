@@ -36,8 +36,9 @@ void ok_scratch_init (struct ok_scratch *s,
 		      void *(*alloc) (struct ok_device *, size_t,
 				      const char *),
 		      bool (*free) (struct ok_device *, void *));
-/* Free every kept block (also when memory runs short, so that a larger
-   allocation may succeed); false if freeing one failed.  */
+/* Free every kept block (at finalisation; and, for a backend whose
+   driver says when memory runs short, before it tries again); false if
+   freeing one failed.  */
 bool ok_scratch_release (struct ok_device *dev, struct ok_scratch *s);
 /* ok_scratch_release, then the lock.  */
 bool ok_scratch_fini (struct ok_device *dev, struct ok_scratch *s);

@@ -681,8 +681,8 @@ cuda_unload_image (struct ok_device *d, void *handle)
 {
   struct cuda_device *dev = cuda_dev (d);
   struct cuda_image *img = handle;
-  /* Leaks the module when the context cannot be entered: a driver that
-     cannot do that cannot unload it either.  */
+  /* A driver that cannot make the context current cannot unload the
+     module either: it goes with the process (reported).  */
   if (!cuda_enter (dev))
     return false;
   CUresult r = ok_cuda.cuModuleUnload (img->module);

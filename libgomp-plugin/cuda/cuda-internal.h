@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "cuda-api.h"
+#include "completion.h"
 #include "env.h"
 #include "plugin-core.h"
 #include "scratch.h"

@@ -123,11 +123,6 @@ cuda_launch (struct ok_device *d, void *fn, void *tgt_vars,
   struct cuda_device *dev = cuda_dev (d);
   struct cuda_job *job = (struct cuda_job *) j;
   const struct cuda_kernel *k = fn;
-  if (k == NULL)
-    {
-      ok_dev_error (d, "no kernel to run");
-      return false;
-    }
   if (!cuda_enter (dev))
     return false;
 
@@ -172,9 +167,15 @@ cuda_finish (struct ok_device *d, struct ok_job *j)
 {
   struct cuda_device *dev = cuda_dev (d);
   struct cuda_job *job = (struct cuda_job *) j;
-  /* The completion thread makes the context current at its first job.  */
-  if (!cuda_enter (dev))
-    return false;
+  /* A synchronous launch finishes on the thread that entered the context
+     to launch it; the completion thread enters it at its first job.  */
+  if (ok_completion_thread_p () && !cuda_enter (dev))
+    {
+      /* The driver cannot be used any more: neither can the device.  */
+      ok_dev_mark_broken (d);
+      cuda_job_release (dev, job);
+      return false;
+    }
   CUresult r = ok_cuda.cuStreamSynchronize (job->stream);
   if (r != CUDA_SUCCESS)
     {

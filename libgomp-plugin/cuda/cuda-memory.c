@@ -247,8 +247,6 @@ static bool
 cuda_copy (struct cuda_device *dev, enum cuda_dir dir, void *dst,
 	   const void *src, size_t n)
 {
-  if (n == 0)
-    return true;
   if (!cuda_enter (dev))
     return false;
 

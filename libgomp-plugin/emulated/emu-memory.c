@@ -203,8 +203,6 @@ emu_copy (struct emu_device *dev, void *dst, const void *src, size_t n,
 {
   struct emu_block bs = { 0 }, bd = { 0 };
   bool held = false;
-  if (n == 0)
-    return true;
   if ((check_src
        && !emu_access (dev, src, n, "copy from device memory", &bs, &held))
       || (check_dst

@@ -60,8 +60,6 @@ static bool
 gcn_copy (struct ok_device *dev, void *dst, const void *src, size_t n,
 	  const char *dir)
 {
-  if (n == 0)
-    return true;
   hsa_status_t s = ok_hsa.hsa_memory_copy (dst, src, n);
   if (s != HSA_STATUS_SUCCESS)
     {
