@@ -275,7 +275,7 @@ put_wrapper (FILE *f, const struct mko_ctx *ctx)
      emulated device can start from them however main changes the host
      copies.  Link variables are skipped: their device copy is a pointer
      that libgomp sets.  Only emulated devices read it, and they exist
-     only with OFFLOADKIT_EMULATE set (emulated.c), so without it no
+     only with OFFLOADKIT_EMULATE set (emu-setting.c), so without it no
      snapshot is taken: a large declare target array would otherwise cost
      its size and a copy at every start-up on real GPUs.  (A program that
      sets OFFLOADKIT_EMULATE itself after start-up gets emulated devices
