@@ -164,7 +164,7 @@ put_wrapper (FILE *f, const struct mko_ctx *ctx)
   /* The note that says which kind of device the images are for (see
      OK_NOTE_OWNER): name size (with its NUL), descriptor size, type,
      name, descriptor, each padded to 4 bytes.  */
-  fprintf (f, "__asm__ (\"\\t.pushsection .note.offloadkit,\\\"a\\\",@note\\n\"\n"
+  fprintf (f, "__asm__ (\"\\t.pushsection .note.offloadkit,\\\"a\\\",%%note\\n\"\n"
 	   "\t \"\\t.balign 4\\n\"\n"
 	   "\t \"\\t.long %zu, 4, %u\\n\"\n"
 	   "\t \"\\t.asciz \\\"%s\\\"\\n\"\n"

@@ -11,6 +11,11 @@
 #include "core-internal.h"
 #include "trace.h"
 
+/* The mark by which another offloadkit plugin of the process tells that
+   this one is loaded (emu-setting.c): GCC's own plugin of the same file
+   name has no such symbol.  */
+const char offloadkit_plugin[] = "offloadkit";
+
 /* A plugin combines at most a few kinds of device.  */
 #define CORE_MAX_BACKENDS 8
 

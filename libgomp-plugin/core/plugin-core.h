@@ -40,6 +40,11 @@ struct ok_plugin
 /* Defined by the plugin's own file (plugin-nvptx.c, ...).  */
 extern const struct ok_plugin ok_plugin;
 
+/* Exported by every offloadkit plugin, and only by them: see
+   core-devices.c.  */
+extern const char offloadkit_plugin[];
+#define OK_PLUGIN_MARK "offloadkit_plugin"
+
 /* ---- Messages (messages.c) ---- */
 
 #define OK_PRINTF(f, a) __attribute__ ((format (printf, f, a)))

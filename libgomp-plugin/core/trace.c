@@ -373,7 +373,8 @@ profile_open (void)
      whose it is; anything else (a pipe, /dev/stderr) only for writing,
      as reading could block or eat input.  */
   struct stat st;
-  bool regular = stat (path, &st) != 0 || S_ISREG (st.st_mode);
+  bool exists = stat (path, &st) == 0;
+  bool regular = !exists || S_ISREG (st.st_mode);
   int fd = -1;
   bool readable = false;
   /* Never wait in open: a FIFO would block until some process reads it,
@@ -386,7 +387,8 @@ profile_open (void)
     }
   if (fd < 0)
     fd = open (path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0666);
-  bool no_reader = fd < 0 && errno == ENXIO;
+  bool no_reader = (fd < 0 && errno == ENXIO && exists
+		    && S_ISFIFO (st.st_mode));
   if (fd >= 0)
     fcntl (fd, F_SETFL, fcntl (fd, F_GETFL) & ~O_NONBLOCK);
   if (fd >= 0 && regular)

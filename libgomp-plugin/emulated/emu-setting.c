@@ -12,12 +12,17 @@
 
    Both plugins read the setting; a mistake in it is reported by one of
    them only, the "speaker": the first plugin of EMU_PLUGINS that the
-   process has images for, or the first of all when it has none.  */
+   process has images for (or the first of all when it has none) and that
+   is loaded, ours and not GCC's plugin of the same name.  libgomp loads
+   and asks its plugins one after another, in a fixed order, so the
+   second to ask sees whether the first spoke.  */
 
 /* dl_iterate_phdr.  */
 #define _GNU_SOURCE 1
 
+#include <dlfcn.h>
 #include <link.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +109,40 @@ emu_image_kinds (void)
   return kinds;
 }
 
+/* Whether the plugin file of EMU_PLUGINS[I] that libgomp finds is ours:
+   ME (this one), or one of that file name, found as libgomp finds it,
+   that carries our mark (GCC's own plugin of the same name does not).
+   Only asked when the setting has a mistake to report.  */
+static bool
+emu_plugin_ours (int i, int me)
+{
+  if (i == me)
+    return true;
+  char soname[64];
+  snprintf (soname, sizeof soname, "libgomp-plugin-%s.so.1",
+	    emu_plugins[i].name);
+  void *h = dlopen (soname, RTLD_LAZY | RTLD_LOCAL);
+  if (h == NULL)
+    return false;
+  bool ours = dlsym (h, OK_PLUGIN_MARK) != NULL;
+  dlclose (h);
+  return ours;
+}
+
+/* The index in EMU_PLUGINS of the plugin that reports mistakes in the
+   setting, when KINDS (bits by index) are the kinds the process has
+   images for and ME is this plugin: the first of those kinds (all when
+   there are none) whose plugin is ours; ME when none is.  */
+static int
+emu_speaker (unsigned kinds, int me)
+{
+  unsigned candidates = kinds != 0 ? kinds : (1u << EMU_NUM_PLUGINS) - 1;
+  for (size_t i = 0; i < EMU_NUM_PLUGINS; i++)
+    if ((candidates & (1u << i)) && emu_plugin_ours ((int) i, me))
+      return (int) i;
+  return me;
+}
+
 /* Parse a device count in [S, E): a decimal number from 0 to
    EMU_MAX_DEVICES.  -1 if it is not one.  */
 static long
@@ -122,9 +161,10 @@ emu_parse_count (const char *s, const char *e)
 }
 
 /* The count the list ENV gives plugin ME, or -1 when ENV is not a list
-   of PLUGIN:N.  Names of no offloadkit plugin are reported when SPEAK.  */
+   of PLUGIN:N.  Only for a well-formed list (REPORT), the names of no
+   offloadkit plugin are reported.  */
 static long
-emu_parse_list (const char *env, int me, bool speak)
+emu_parse_list (const char *env, int me, bool report)
 {
   long mine = 0;
   const char *p = env;
@@ -139,7 +179,7 @@ emu_parse_list (const char *env, int me, bool speak)
       int which = emu_plugin_index (p, (size_t) (colon - p));
       if (which == me)
 	mine = n;
-      else if (which < 0 && speak)
+      else if (which < 0 && report)
 	ok_error ("OFFLOADKIT_EMULATE=\"%s\" names \"%.*s\", which is no"
 		  " offloadkit plugin (they are %s and %s): no emulated"
 		  " devices for it", env, (int) (colon - p), p,
@@ -147,6 +187,22 @@ emu_parse_list (const char *env, int me, bool speak)
       if (comma == NULL)
 	return mine;
       p = comma + 1;
+    }
+}
+
+/* Whether ENV, a list, names a plugin that is none of ours.  */
+static bool
+emu_list_has_stranger (const char *env)
+{
+  const char *p = env;
+  for (;;)
+    {
+      if (emu_plugin_index (p, strcspn (p, ":,")) < 0)
+	return true;
+      p = strchr (p, ',');
+      if (p == NULL)
+	return false;
+      p++;
     }
 }
 
@@ -161,11 +217,16 @@ emu_probe (void)
     if (emu_plugins[i].device_type == ok_plugin.device_type)
       me = (int) i;
   unsigned kinds = emu_image_kinds ();
-  int speaker = kinds != 0 ? __builtin_ctz (kinds) : 0;
 
   long n = -1;
   if (strchr (env, ':') != NULL)
-    n = emu_parse_list (env, me, me == speaker);
+    {
+      /* Checked whole before anything is said of it.  */
+      n = emu_parse_list (env, me, false);
+      if (n >= 0 && emu_list_has_stranger (env)
+	  && emu_speaker (kinds, me) == me)
+	emu_parse_list (env, me, true);
+    }
   else if ((n = emu_parse_count (env, env + strlen (env))) > 0 && kinds != 0
 	   && me >= 0 && !(kinds & (1u << me)))
     {
@@ -175,7 +236,7 @@ emu_probe (void)
     }
   if (n >= 0)
     return (int) n;
-  if (me == speaker)
+  if (emu_speaker (kinds, me) == me)
     ok_error ("OFFLOADKIT_EMULATE=\"%s\" is neither a number of emulated"
 	      " devices from 0 to %d nor a list such as \"nvptx:1,gcn:2\"; no"
 	      " emulated devices", env, EMU_MAX_DEVICES);
