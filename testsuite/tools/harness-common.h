@@ -106,6 +106,13 @@ struct harness_area
 void child_named_missing (void);
 bool harness_open_fifo_library (void);
 void child_named_fifo (void);
+/* Both as entries of a table of areas, for the library variable VAR (a
+   string literal).  */
+#define HARNESS_NAMED_LIBRARY_AREAS(var) \
+  { AREA_CHILD ("missing " var, child_named_missing, \
+		HARNESS_LIST (var, HARNESS_MISSING_LIBRARY), false) }, \
+  { AREA_CHILD (var " naming a FIFO", child_named_fifo, NULL, false), \
+    .open = harness_open_fifo_library }
 
 /* The harness being run, set by harness_run.  */
 extern const struct harness *harness;
