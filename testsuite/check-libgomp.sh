@@ -1,6 +1,8 @@
 #! /bin/sh
-# check-libgomp.sh: run GCC 12's own libgomp offloading tests through two
-# pipelines and compare.
+# check-libgomp.sh: run GCC's own libgomp offloading tests through two
+# pipelines and compare.  The GCC is the gcc first on PATH (make
+# check-libgomp GCC_VERSION=N puts gcc-N there), its tests those of its
+# version (gcc-N-source).
 #
 #   BASELINE  gcc -fopenmp -foffload=nvptx-none (GCC's own mkoffload, with
 #             a PATH that has no CUDA ptxas, which GCC 12's pipeline cannot
@@ -8,7 +10,7 @@
 #   OURS      the same with -B TOPBUILD/stage/ (our mkoffload), run with our
 #             plugin first on LD_LIBRARY_PATH and OFFLOADKIT_EMULATE=nvptx:1.
 #
-# The tests are taken at test time from the gcc-12-source package's tarball
+# The tests are taken at test time from the gcc-N-source package's tarball
 # (only libgomp/testsuite is extracted, under OBJDIR/tmp); they are never
 # part of offloadkit.  The selection rule is in check-libgomp.tcl and is
 # printed at the start.  Exit status: 0 when no test that passes in the
@@ -289,7 +291,7 @@ summarize () {
 srcdir= objdir= topbuild= jobs=2 timeout=60 filter= keep=0 device=0
 compile_only= run_only= results= base_libdir= ours_libdir= emulate= known=
 tclsh_prog=tclsh deadline=
-tarball=/usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz
+tarball=
 while [ $# -gt 0 ]; do
   case $1 in
     --srcdir) srcdir=$2; shift 2;;
@@ -377,8 +379,14 @@ fi
 objdir=$(cd "$objdir" && pwd) || exit 2
 topbuild=$(cd "$topbuild" && pwd) || exit 2
 
+gcc_major=$(gcc -dumpversion 2>/dev/null | cut -d. -f1)
+[ -n "$gcc_major" ] || die "no gcc on PATH"
+if [ -z "$tarball" ]; then
+  tarball=$(ls /usr/src/gcc-"$gcc_major"/gcc-*.tar.* 2>/dev/null | head -n 1)
+  [ -n "$tarball" ] || tarball=/usr/src/gcc-$gcc_major/gcc-$gcc_major.tar.xz
+fi
 if [ ! -f "$tarball" ]; then
-  die "$tarball not found: install Debian's gcc-12-source package (the tests are taken from it at test time), or give --tarball FILE"
+  die "$tarball not found: install Debian's gcc-$gcc_major-source package (the tests are taken from it at test time), or give --tarball FILE"
 fi
 command -v tclsh > /dev/null || die "tclsh is needed (Debian package tcl)"
 stage=$topbuild/stage/
@@ -395,7 +403,7 @@ rm -rf "$work" && mkdir -p "$work/src" "$work/jobs" || die "cannot create $work"
 echo "check-libgomp: extracting libgomp/testsuite from $tarball"
 # Also GCC's include/gomp-constants.h, which some tests include (GCC's
 # testsuite compiles them with -I of that directory).
-tar -xJf "$tarball" -C "$work/src" --wildcards '*/libgomp/testsuite/*' \
+tar -xf "$tarball" -C "$work/src" --wildcards '*/libgomp/testsuite/*' \
   '*/include/gomp-constants.h' \
   || die "cannot extract libgomp/testsuite from $tarball"
 root=$(find "$work/src" -maxdepth 3 -type d -path '*/libgomp/testsuite' | head -n 1)
@@ -523,8 +531,13 @@ end=$(date +%s)
 cat "$work"/jobs/*/result > "$work/results.tsv" 2>/dev/null
 # Results also go to OBJDIR/check-libgomp.sum in DejaGnu's format, which
 # CI adds up with the other .sum files.
+# The known limits: those of every version, then those of this GCC's
+# tests (check-libgomp-N.known), if it has any.
+cat "$srcdir/check-libgomp.known" > "$work/known"
+[ ! -f "$srcdir/check-libgomp-$gcc_major.known" ] \
+  || cat "$srcdir/check-libgomp-$gcc_major.known" >> "$work/known"
 summarize "$work/results.tsv" "$objdir/check-libgomp.sum" \
-  "$srcdir/check-libgomp.known" "$total" $((end - start)) 0
+  "$work/known" "$total" $((end - start)) 0
 status=$?
 echo "check-libgomp: results in $work/results.tsv; logs of failures under $work/jobs"
 rm -rf "$work/src"
