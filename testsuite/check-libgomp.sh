@@ -79,7 +79,12 @@ exec_pipeline () {
   mkdir -p "$which" && cd "$which" || { echo FAIL:setup; return; }
   set -f
   if [ "$which" = base ]; then
+    # GCC's gcn plugin (libgomp 14 and later) stops every program with
+    # "GCN fatal error: Run-time could not be initialized" where the HSA
+    # runtime is installed but no AMD GPU: the baseline runs as on a
+    # machine without that runtime, where the plugin offers no device.
     env -u OFFLOADKIT_EMULATE -u OMP_TARGET_OFFLOAD \
+      HSA_RUNTIME_LIB=/nonexistent/libhsa-runtime64.so.1 \
       LD_LIBRARY_PATH="$CLG_BASE_LD_PATH" $ENVS \
       timeout -k 5 "$CLG_TIMEOUT" "$exe" > run.log 2>&1 < /dev/null
     rrc=$?
