@@ -38,11 +38,17 @@ parse_major (const char *s)
 static char *
 dumpversion (const char *driver)
 {
-  const char *argv[] = { driver, "-dumpversion", NULL };
+  /* One that does not exist is ours to report, not run-command's.  */
+  char *path = mko_search_path (driver, getenv ("PATH"));
+  if (!path)
+    return NULL;
+  const char *argv[] = { path, "-dumpversion", NULL };
   char *out = NULL;
   struct ok_command cmd = { .argv = argv, .out = &out, .quiet = 1,
 			    .unset_env = mko_accel_unset_env };
-  if (ok_run_command (&cmd) != 0 || !out)
+  int rc = ok_run_command (&cmd);
+  free (path);
+  if (rc != 0 || !out)
     {
       free (out);
       return NULL;
