@@ -200,6 +200,10 @@ usage (FILE *f)
 "  @FILE                   read more arguments from FILE\n"
 "  -fopenmp | -fopenacc    offloading model (exactly one is required)\n"
 "  -foffload-abi=lp64      host ABI (only lp64 is supported)\n"
+"  -foffload-abi-host-opts=OPTS  the host ABI option to compile the\n"
+"                          wrapper with (GCC 15 and newer; default -m64)\n"
+"  -l_GCC_m, -l_GCC_gfortran, -l_GCC_stdc++  link the device's libm,\n"
+"                          libgfortran, libstdc++ (GCC 14 and newer)\n"
 "  -fPIC, -fpic            compile the wrapper object position-independent\n"
 "  -save-temps             keep intermediate files, named after -dumpbase\n"
 "  -dumpbase NAME          base name of intermediate and dump files\n"
@@ -209,14 +213,24 @@ usage (FILE *f)
 "%s"
 "Any other argument is passed to the accel compiler.\n"
 "\n"
+"One mkoffload serves GCC %d to %d: it asks COLLECT_GCC for its version\n"
+"(-dumpversion) and runs that version's accel compiler, speaks its\n"
+"protocol and registers the image in the form of its libgomp.  Under\n"
+"GCC 12 and 13 it links the device libm, and libstdc++ or libgfortran\n"
+"when COLLECT_GCC is g++ or gfortran, as GCC 14 and newer ask for.\n"
+"\n"
 "Environment:\n"
 "  COLLECT_GCC             host driver that compiles the wrapper (required)\n"
 "  COLLECT_GCC_OPTIONS     also read for -fPIC, -fpic, -save-temps and -v\n"
-"  %-23s accel compiler to use (default %s)\n"
+"  OFFLOADKIT_GCC_VERSION  the GCC version to speak instead of COLLECT_GCC's\n"
+"  %-23s accel compiler to use (default %s-N,\n"
+"                          N the GCC version, else %s of the\n"
+"                          same version)\n"
 "%s",
 	   mko_target.name, mko_target.name,
 	   mko_target.help_options ? mko_target.help_options : "",
-	   mko_target.accel_cc_env, mko_target.accel_cc,
+	   MKO_GCC_MIN, MKO_GCC_MAX,
+	   mko_target.accel_cc_env, mko_target.accel_cc, mko_target.accel_cc,
 	   mko_target.help_env ? mko_target.help_env : "");
 }
 
@@ -327,6 +341,7 @@ parse_args (struct mko_ctx *ctx, int argc, char **argv,
 	}
       else if (a[0] == '-' && a[1] != '\0')
 	{
+	  a = mko_translate_arg (ctx, a);
 	  if (takes_separate_value (a) && i + 1 < argc)
 	    {
 	      mko_argv_push (&ctx->passthrough, a);
@@ -468,24 +483,7 @@ main (int argc, char **argv)
     ok_fatal ("COLLECT_GCC is not set; mkoffload is run by gcc's"
 	      " lto-wrapper");
 
-  const char *cc = getenv (mko_target.accel_cc_env);
-  char *found;
-  if (cc && *cc)
-    {
-      found = mko_find_program (cc);
-      if (!found)
-	ok_fatal ("accel compiler '%s' (from %s) not found", cc,
-		  mko_target.accel_cc_env);
-    }
-  else
-    {
-      cc = mko_target.accel_cc;
-      found = mko_find_program (cc);
-      if (!found)
-	ok_fatal ("accel compiler '%s' not found (install %s)", cc,
-		  mko_target.package);
-    }
-  ctx.accel_cc = found;
+  mko_find_gcc (&ctx);
 
   /* Every command runs with a private TMPDIR inside ours, which goes
      with whatever is in it when we exit, signals included: ptxas and

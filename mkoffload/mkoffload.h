@@ -31,9 +31,13 @@ struct mko_target
 {
   const char *name;		/* "nvptx-none": the -foffload= target.  */
   int device_type;		/* OK_GOMP_DEVICE_*.  */
-  const char *accel_cc;		/* Default accel compiler (no directory).  */
+  /* The accel compiler's name without its version suffix and directory,
+     TRIPLET-accel-TARGET-gcc: Debian's is that with "-N" appended, N the
+     running GCC's major version; upstream installs it as it is.  */
+  const char *accel_cc;
   const char *accel_cc_env;	/* Environment variable overriding it.  */
-  const char *package;		/* Distribution package providing it.  */
+  /* The distribution package providing it, "gcc-N-" followed by this.  */
+  const char *package_suffix;
   /* Run the accel compiler on CTX's inputs and add CTX's images
      (mko_add_image).  Return 0, or -1 after reporting one error.  */
   int (*build) (struct mko_ctx *ctx);
@@ -71,6 +75,17 @@ struct mko_ctx
   struct mko_argv asm_options;
   const char *collect_gcc;	/* Host driver compiling the wrapper.  */
   const char *accel_cc;		/* Resolved accel compiler.  */
+  /* Major version of the GCC that runs us (COLLECT_GCC's), 12 to 16: it
+     decides the accel compiler's name, the protocol with it and the form
+     in which the wrapper registers (gcc-compat.c).  */
+  int gcc_version;
+  /* The value of -foffload-abi-host-opts= (GCC 15 and newer): the host
+     ABI option the wrapper is compiled with; NULL: -m64.  */
+  const char *host_abi_opts;
+  /* The OpenMP requires mask (GOMP_REQUIRES_*) the accel compiler wrote
+     (GCC 13 and newer; 0 before), for the wrapper's registration.  */
+  uint32_t omp_requires;
+  int have_omp_requires;
 
   /* Filled in by the target's build (): the images of the device code,
      in the order the descriptor lists them (one struct ok_tgt_desc
@@ -135,5 +150,49 @@ void mko_note (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 /* Look for PROG in the ':'-separated directory list DIRS (an empty entry
    means the current directory, as in PATH).  NULL when absent.  */
 char *mko_search_path (const char *prog, const char *dirs);
+
+/* gcc-compat.c: what differs between the GCC versions we serve.  */
+
+/* The oldest and newest GCC versions this mkoffload speaks.  */
+#define MKO_GCC_MIN 12
+#define MKO_GCC_MAX 16
+
+/* Find out CTX's gcc_version (OFFLOADKIT_GCC_VERSION, else what
+   COLLECT_GCC -dumpversion says) and its accel compiler (the target's
+   environment variable, else the versioned name, else the plain one)
+   into CTX->accel_cc.  Errors are fatal.  */
+void mko_find_gcc (struct mko_ctx *ctx);
+
+/* Handle ARG, an argument for GCC N's mkoffload that is not one of the
+   accel compiler's as it stands: -l_GCC_LIB is given back as -lLIB (GCC
+   14's driver passes these for the host link's -lm, -lgfortran and, from
+   15, -lstdc++); -foffload-abi-host-opts=OPTS is recorded in CTX and
+   given back as it is (the accel compiler accepts it).  Return the
+   argument to pass on.  */
+const char *mko_translate_arg (struct mko_ctx *ctx, const char *arg);
+
+/* Environment for an accel compiler run (NULL-terminated, for
+   ok_command's set_env), or NULL.  From GCC 13, its lto1 writes the
+   program's OpenMP requires mask into the file GCC_OFFLOAD_OMP_REQUIRES_FILE
+   names (and fails without it): a new intermediate file
+   DUMPBASE.mkoffload[.TAG].omp_requires, whose name is stored in
+   *REQUIRES_FILE (NULL before GCC 13).  TAG may be NULL.  */
+const char *const *mko_accel_env (struct mko_ctx *ctx, const char *tag,
+				  const char **requires_file);
+
+/* Read the requires mask from FILE (of mko_accel_env; nothing to do when
+   NULL) into CTX; several runs must agree.  Return 0, or -1 after
+   reporting one error.  */
+int mko_read_requires (struct mko_ctx *ctx, const char *file);
+
+/* Append to A the device libraries the host link implies where the
+   driver does not say (GCC 12 and 13, which pass no -l_GCC_*): the
+   device libm always, libgfortran when COLLECT_GCC is gfortran, libstdc++
+   when it is g++ (when the accel compiler has them).  */
+void mko_accel_libs (struct mko_ctx *ctx, struct mko_argv *a);
+
+/* libgomp's library version (GOMP_VERSION) of CTX's GCC: 1 for 12, 2 for
+   13, 3 for 14 and newer; the wrapper registers in its form.  */
+unsigned mko_gomp_version (const struct mko_ctx *ctx);
 
 #endif /* OFFLOADKIT_MKOFFLOAD_H */

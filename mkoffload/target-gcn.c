@@ -41,34 +41,42 @@ static int gcn_option (struct mko_ctx *ctx, const char *arg);
 const struct mko_target mko_target = {
   .name = "amdgcn-amdhsa",
   .device_type = OK_GOMP_DEVICE_GCN,
-  .accel_cc = OK_ACCEL_TRIPLET "-accel-amdgcn-amdhsa-gcc-" OK_GCC_VERSION,
+  .accel_cc = OK_ACCEL_TRIPLET "-accel-amdgcn-amdhsa-gcc",
   .accel_cc_env = "OFFLOADKIT_GCN_CC",
-  .package = "gcc-" OK_GCC_VERSION "-offload-amdgcn",
+  .package_suffix = "offload-amdgcn",
   .build = gcn_build,
   .option = gcn_option,
   .help_options =
 "  -march=GPU[,GPU]...     GPU architectures to build code objects for:\n"
-"                          fiji (also gfx803), gfx900, gfx906, gfx908 (whose\n"
-"                          device libgomp Debian's package lacks); the\n"
-"                          option may be repeated, and every architecture\n"
-"                          named gets its own code object in the program\n"
-"                          (give it to gcc as -foffload-options=amdgcn-amdhsa=\n"
-"                          -march=gfx900,gfx906); the default is fiji, as\n"
-"                          for GCC's accel compiler\n",
+"                          fiji (also gfx803; GCC 12 to 14), gfx900, gfx906,\n"
+"                          gfx908, gfx90a (GCC 13 and newer), gfx1030 (GCC 14\n"
+"                          and newer); the option may be repeated, and every\n"
+"                          architecture named gets its own code object in the\n"
+"                          program (give it to gcc as -foffload-options=\n"
+"                          amdgcn-amdhsa=-march=gfx900,gfx906); the default\n"
+"                          is that of the running GCC's accel compiler: fiji\n"
+"                          for GCC 12 and 13, gfx900 for 14 and 15, gfx90a\n"
+"                          for 16\n",
   .help_env = NULL,
 };
 
-/* The architectures GCC 12's amdgcn back end knows.  */
+/* The architectures the amdgcn back ends of GCC 12 to 16 know and the
+   plugin can load (from each version's gcn mkoffload.cc and
+   gcn-devices.def), with the versions that have them: GCC 15 dropped
+   fiji.  */
 static const struct gcn_arch
 {
   const char *name;		/* For the accel compiler's -march=.  */
   const char *alias;		/* Also accepted, or NULL.  */
   uint32_t mach;		/* ELF e_flags EF_AMDGPU_MACH_*.  */
+  int min_gcc, max_gcc;		/* GCC versions that have it.  */
 } gcn_archs[] = {
-  { "fiji", "gfx803", OK_EF_AMDGPU_MACH_GFX803 },
-  { "gfx900", NULL, OK_EF_AMDGPU_MACH_GFX900 },
-  { "gfx906", NULL, OK_EF_AMDGPU_MACH_GFX906 },
-  { "gfx908", NULL, OK_EF_AMDGPU_MACH_GFX908 },
+  { "fiji", "gfx803", OK_EF_AMDGPU_MACH_GFX803, 12, 14 },
+  { "gfx900", NULL, OK_EF_AMDGPU_MACH_GFX900, 12, MKO_GCC_MAX },
+  { "gfx906", NULL, OK_EF_AMDGPU_MACH_GFX906, 12, MKO_GCC_MAX },
+  { "gfx908", NULL, OK_EF_AMDGPU_MACH_GFX908, 12, MKO_GCC_MAX },
+  { "gfx90a", NULL, OK_EF_AMDGPU_MACH_GFX90A, 13, MKO_GCC_MAX },
+  { "gfx1030", NULL, OK_EF_AMDGPU_MACH_GFX1030, 14, MKO_GCC_MAX },
 };
 #define NUM_ARCHS (sizeof gcn_archs / sizeof gcn_archs[0])
 
@@ -85,11 +93,29 @@ gcn_option (struct mko_ctx *ctx, const char *arg)
   return 1;
 }
 
+/* The architecture GCC VERSION's accel compiler builds for without
+   -march, as its mkoffload does: fiji in GCC 12 and 13
+   (EF_AMDGPU_MACH_AMDGCN_GFX803 in their mkoffload.cc); gfx900 in 14 and
+   15 (mkoffload.cc's default, which Debian's configuration keeps: its
+   default multilib "." is gfx900); gfx90a in 16 (configured as the
+   default architecture: the multilib "." of Debian's
+   gcc-16-offload-amdgcn is gfx90a, gfx900 being left to
+   gfx9-generic).  */
+static const char *
+default_arch (int version)
+{
+  if (version <= 13)
+    return "fiji";
+  if (version <= 15)
+    return "gfx900";
+  return "gfx90a";
+}
+
 /* Turn the -march= options into the set of architectures SEL (indices
-   into gcn_archs, ascending), fiji when none was given.  Return the count,
-   or -1 after reporting one error.  */
+   into gcn_archs, ascending), the running GCC's default when none was
+   given.  Return the count, or -1 after reporting one error.  */
 static int
-parse_marches (size_t *sel)
+parse_marches (const struct mko_ctx *ctx, size_t *sel)
 {
   int chosen[NUM_ARCHS] = { 0 };
   for (size_t i = 0; i < march_options.n; i++)
@@ -104,11 +130,26 @@ parse_marches (size_t *sel)
 	      || (gcn_archs[a].alias && strlen (gcn_archs[a].alias) == len
 		  && memcmp (gcn_archs[a].alias, p, len) == 0))
 	    break;
-	if (a == NUM_ARCHS)
+	if (a == NUM_ARCHS || ctx->gcc_version < gcn_archs[a].min_gcc
+	    || ctx->gcc_version > gcn_archs[a].max_gcc)
 	  {
-	    ok_error ("-march=%s: unknown GPU architecture '%.*s' (known:"
-		      " fiji, gfx803, gfx900, gfx906, gfx908)",
-		      march_options.v[i], (int) len, p);
+	    char *known = xstrdup ("");
+	    for (size_t k = 0; k < NUM_ARCHS; k++)
+	      if (ctx->gcc_version >= gcn_archs[k].min_gcc
+		  && ctx->gcc_version <= gcn_archs[k].max_gcc)
+		{
+		  char *t = xasprintf ("%s%s%s%s%s", known, *known ? ", " : "",
+				       gcn_archs[k].name,
+				       gcn_archs[k].alias ? ", " : "",
+				       gcn_archs[k].alias ? gcn_archs[k].alias
+				       : "");
+		  free (known);
+		  known = t;
+		}
+	    ok_error ("-march=%s: %s GPU architecture '%.*s' (known to GCC"
+		      " %d: %s)", march_options.v[i],
+		      a == NUM_ARCHS ? "unknown" : "unsupported", (int) len, p,
+		      ctx->gcc_version, known);
 	    return -1;
 	  }
 	chosen[a] = 1;
@@ -117,7 +158,9 @@ parse_marches (size_t *sel)
 	p = comma + 1;
       }
   if (march_options.n == 0)
-    chosen[0] = 1;
+    for (size_t a = 0; a < NUM_ARCHS; a++)
+      if (strcmp (gcn_archs[a].name, default_arch (ctx->gcc_version)) == 0)
+	chosen[a] = 1;
   int n = 0;
   for (size_t a = 0; a < NUM_ARCHS; a++)
     if (chosen[a])
@@ -151,11 +194,13 @@ check_device_libgomp (struct mko_ctx *ctx, const struct gcn_arch *arch)
 	  char *libgomp = xasprintf ("%s/libgomp.a", out);
 	  if (access (libgomp, F_OK) != 0)
 	    {
-	      ok_error ("-march=%s: the device libgomp '%s' is missing: %s"
-			" provides none for %s; build for fiji, gfx900 or"
-			" gfx906 instead, or use an accel compiler that has it"
-			" (OFFLOADKIT_GCN_CC)", arch->name, libgomp,
-			mko_target.package, arch->name);
+	      ok_error ("-march=%s: the device libgomp '%s' is missing:"
+			" gcc-%d-%s provides none for %s; build for another"
+			" architecture (the default is %s) instead, or use an"
+			" accel compiler that has it (OFFLOADKIT_GCN_CC)",
+			arch->name, libgomp, ctx->gcc_version,
+			mko_target.package_suffix, arch->name,
+			default_arch (ctx->gcc_version));
 	      rc = -1;
 	    }
 	  free (libgomp);
@@ -211,6 +256,7 @@ static const char **
 accel_argv (struct mko_ctx *ctx, const struct gcn_arch *arch,
 	    const char *image, const char *label)
 {
+  /* The requires mask file comes with the command's environment.  */
   struct mko_argv a = { 0 };
   /* -xnone: LABEL is a linker input, not a source to compile.  */
   const char *const inputs[] = { "-xnone", label, NULL };
@@ -223,6 +269,7 @@ accel_argv (struct mko_ctx *ctx, const struct gcn_arch *arch,
   mko_argv_push (&a, image);
   /* The device runtime; GCC's mkoffload links it explicitly too.  */
   mko_argv_push (&a, "-lgomp");
+  mko_accel_libs (ctx, &a);
   return a.v;
 }
 
@@ -331,7 +378,7 @@ static int
 gcn_build (struct mko_ctx *ctx)
 {
   size_t sel[NUM_ARCHS];
-  int n = parse_marches (sel);
+  int n = parse_marches (ctx, sel);
   if (n < 0)
     return -1;
 
@@ -346,6 +393,7 @@ gcn_build (struct mko_ctx *ctx)
 
   struct ok_command labels[NUM_ARCHS], links[NUM_ARCHS];
   const char *images[NUM_ARCHS];
+  const char *requires_files[NUM_ARCHS];
   memset (labels, 0, sizeof labels);
   memset (links, 0, sizeof links);
   for (int i = 0; i < n; i++)
@@ -361,6 +409,8 @@ gcn_build (struct mko_ctx *ctx)
       free (suffix);
       links[i].argv = accel_argv (ctx, arch, images[i], label);
       links[i].unset_env = mko_accel_unset_env;
+      /* One requires file per architecture: they are built at once.  */
+      links[i].set_env = mko_accel_env (ctx, arch->name, &requires_files[i]);
     }
 
   /* The architectures are built in parallel: each link is a whole LTO
@@ -369,6 +419,9 @@ gcn_build (struct mko_ctx *ctx)
       < 0
       || run_for_archs (links, n, sel, "building the code object") < 0)
     return -1;
+  for (int i = 0; i < n; i++)
+    if (mko_read_requires (ctx, requires_files[i]) < 0)
+      return -1;
 
   for (int i = 0; i < n; i++)
     {

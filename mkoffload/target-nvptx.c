@@ -30,9 +30,9 @@ static int nvptx_option (struct mko_ctx *ctx, const char *arg);
 const struct mko_target mko_target = {
   .name = "nvptx-none",
   .device_type = OK_GOMP_DEVICE_NVIDIA_PTX,
-  .accel_cc = OK_ACCEL_TRIPLET "-accel-nvptx-none-gcc-" OK_GCC_VERSION,
+  .accel_cc = OK_ACCEL_TRIPLET "-accel-nvptx-none-gcc",
   .accel_cc_env = "OFFLOADKIT_NVPTX_CC",
-  .package = "gcc-" OK_GCC_VERSION "-offload-nvptx",
+  .package_suffix = "offload-nvptx",
   .build = nvptx_build,
   .option = nvptx_option,
   .help_options =
@@ -70,8 +70,12 @@ run_accel_compiler (struct mko_ctx *ctx, const char *ptx)
 {
   struct mko_argv a = { 0 };
   char *dumpbase = xasprintf ("%s.mkoffload", ctx->dumpbase);
+  /* GCC 15's mkoffload: host code may have exception handling, which
+     the device compiles as well as it can.  */
+  const char *const fake_eh[] = { "-mfake-exceptions", NULL };
 
-  mko_accel_argv (ctx, &a, NULL, NULL, dumpbase);
+  mko_accel_argv (ctx, &a, NULL, ctx->gcc_version >= 15 ? fake_eh : NULL,
+		  dumpbase);
   /* nvptx-as would run whatever ptxas is on PATH with GCC 12's default
      -misa=sm_35, which current CUDA releases reject; we verify the
      linked PTX ourselves below, for an architecture ptxas accepts.  */
@@ -81,10 +85,19 @@ run_accel_compiler (struct mko_ctx *ctx, const char *ptx)
   /* Device code may call libatomic (e.g. an atomic update of a char
      becomes __atomic_compare_exchange_1); the accel install has it.  */
   mko_argv_push (&a, "-latomic");
-  int rc = ok_run_argv (a.v, mko_accel_unset_env);
+  mko_accel_libs (ctx, &a);
+  const char *requires_file;
+  const char *const *env = mko_accel_env (ctx, NULL, &requires_file);
+  struct ok_command cmd = { .argv = a.v, .unset_env = mko_accel_unset_env,
+			    .set_env = env };
+  int rc = ok_run_command (&cmd);
+  if (rc > 0)
+    ok_error ("'%s' exited with status %d", a.v[0], rc);
   free (a.v);
   free (dumpbase);
-  return rc;
+  if (rc != 0)
+    return -1;
+  return mko_read_requires (ctx, requires_file);
 }
 
 /* Collect the names of the "//:FUNC_MAP "name"..." and "//:VAR_MAP

@@ -113,24 +113,33 @@ sets_variable (const char *entry, const char *name)
 }
 
 /* A copy of environ without the variables named in UNSET, with the
-   TMPDIR of ok_run_set_tmpdir.  */
+   TMPDIR of ok_run_set_tmpdir and the "NAME=VALUE" entries of SET.  */
 static char **
-child_environment (const char *const *unset)
+child_environment (const char *const *unset, const char *const *set)
 {
-  size_t n = 0, k = 0;
+  size_t n = 0, k = 0, nset = 0;
   while (environ[n])
     n++;
-  char **env = xmalloc ((n + 2) * sizeof *env);
+  while (set && set[nset])
+    nset++;
+  char **env = xmalloc ((n + nset + 2) * sizeof *env);
   for (size_t i = 0; i < n; i++)
     {
       int drop = child_tmpdir && sets_variable (environ[i], "TMPDIR");
       for (size_t u = 0; unset && unset[u]; u++)
 	drop |= sets_variable (environ[i], unset[u]);
+      for (size_t u = 0; u < nset; u++)
+	{
+	  size_t len = strcspn (set[u], "=");
+	  drop |= strncmp (environ[i], set[u], len + 1) == 0;
+	}
       if (!drop)
 	env[k++] = environ[i];
     }
   if (child_tmpdir)
     env[k++] = child_tmpdir;
+  for (size_t u = 0; u < nset; u++)
+    env[k++] = (char *) set[u];
   env[k] = NULL;
   return env;
 }
@@ -157,7 +166,7 @@ ok_run_command (const struct ok_command *cmd)
 	}
       posix_spawn_file_actions_adddup2 (&actions, pipefd[1], STDOUT_FILENO);
     }
-  char **env = child_environment (cmd->unset_env);
+  char **env = child_environment (cmd->unset_env, cmd->set_env);
   fflush (NULL);
   /* Until the child is recorded, a cleanup signal waits; the child itself
      starts with our usual mask.  */
@@ -254,7 +263,7 @@ pool_start (const struct ok_command *cmd, size_t index,
 {
   if (ok_verbose && !cmd->quiet)
     ok_print_argv (cmd->argv);
-  char **env = child_environment (cmd->unset_env);
+  char **env = child_environment (cmd->unset_env, cmd->set_env);
   pid_t pid;
   fflush (NULL);
   int err = posix_spawnp (&pid, cmd->argv[0], NULL, attr,

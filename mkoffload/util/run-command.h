@@ -12,6 +12,9 @@ struct ok_command
   /* NULL-terminated names of environment variables the child must not
      see, or NULL.  */
   const char *const *unset_env;
+  /* NULL-terminated "NAME=VALUE" entries added to the child's
+     environment (replacing NAME's value there), or NULL.  */
+  const char *const *set_env;
   /* When non-NULL, the child's standard output is collected here
      (NUL-terminated, malloc'd, length in *OUT_LEN when OUT_LEN is set)
      instead of being inherited.  */
