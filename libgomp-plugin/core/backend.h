@@ -155,6 +155,11 @@ struct ok_backend
      meet; libgomp 13+ numbers no device of this kind for a program that
      requires any other.  */
   unsigned requires_supported;
+  /* Device code calls host function addresses as they are (the emulated
+     device runs host code): images with `declare target indirect'
+     functions need no map from host to device addresses, which the other
+     backends do not build yet, and refuse such images.  */
+  bool host_fn_ptrs;
 
   /* Optional: set N > 0 bytes of device memory at PTR to VAL.  Without
      it the core copies a host buffer with host2dev.  */

@@ -142,9 +142,9 @@ GOMP_OFFLOAD_load_image (int ord, unsigned version, const void *target_data,
     /* No reverse-offload table: an ancestor region, where a backend runs
        one, is host code already (the emulated device).  */
     *rev_fn_table = NULL;
-  if (gcc >= 14 && host_ind_fn_table != NULL)
-    OK_DEBUG ("device %d: the image's indirect functions are not mapped",
-	      ord);
+  /* libgomp 14+ passes the host table of the image's indirect functions
+     only when it has some.  */
+  bool indirect = gcc >= 14 && host_ind_fn_table != NULL;
   struct core_slot *slot = core_slot (ord, "load an offload image");
   if (slot == NULL)
     return -1;
@@ -157,6 +157,10 @@ GOMP_OFFLOAD_load_image (int ord, unsigned version, const void *target_data,
   if (dev == NULL)
     ok_error ("cannot load an offload image: device %d is not initialised",
 	      ord);
+  else if (indirect && !dev->backend->host_fn_ptrs)
+    ok_dev_error (dev, "cannot load offload image %p: it has `declare"
+		  " target indirect' functions, which offloadkit's %s backend"
+		  " does not map yet", target_data, dev->backend->name);
   else if (core_gcc_format (OK_GOMP_VERSION_LIB (version), dev_version))
     {
       /* The other format libgomp routes to a plugin of this name.  */

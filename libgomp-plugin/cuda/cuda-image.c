@@ -639,6 +639,13 @@ cuda_load_gcc_image (struct ok_device *d, struct ok_gcc_image_req *req,
   struct cuda_device *dev = cuda_dev (d);
   const struct ok_gcc_nvptx_data *data = req->target_data;
   char err[512];
+  if (OK_GOMP_VERSION_LIB (req->version) >= 3 && data->ind_fn_num > 0)
+    {
+      ok_dev_error (d, "cannot load offload image built by GCC's mkoffload:"
+		    " it has %u `declare target indirect' functions, which"
+		    " offloadkit does not map yet", data->ind_fn_num);
+      return false;
+    }
   if (!cuda_gcc_check (dev, data, err, sizeof err))
     {
       ok_dev_error (d, "cannot load offload image built by GCC's mkoffload:"

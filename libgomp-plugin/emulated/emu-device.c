@@ -58,6 +58,7 @@ const struct ok_backend ok_backend_emulated = {
      self maps).  */
   .requires_supported = (OK_GOMP_REQUIRES_UNIFIED_ADDRESS
 			 | OK_GOMP_REQUIRES_REVERSE_OFFLOAD),
+  .host_fn_ptrs = true,
   .probe = emu_probe,
   .init_device = emu_init_device,
   .fini_device = emu_fini_device,

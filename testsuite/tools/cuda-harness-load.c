@@ -139,7 +139,7 @@ test_gcc_image (void)
   static const char *const gvars[] = { "hv_counter", "hv_array" };
   static const struct ok_gcc_fn_launch fns[] = {
     { "k_plain", { 0, 0, 0 } }, { "k_regs", { 0, 0, 0 } } };
-  struct ok_gcc_nvptx_data g = { objs, 1, gvars, 2, fns, 2 };
+  struct ok_gcc_nvptx_data g = { objs, 1, gvars, 2, fns, 2, 0 };
   long bad = bad_calls ();
   struct ok_addr_pair *t = NULL;
   int n = p_load_image (0, gver, &g, &t);
@@ -247,6 +247,7 @@ child_libgomp14 (void)
   char *small = ptx_with (base, devnum, ".visible .global .align 4 .u32"
 			  " __gomp_additional_icvs;");
   const unsigned ver3 = OK_GOMP_VERSION_PACK (3, OK_DEV_VERSION);
+  int e;
 
   struct image im;
   image_init (&im);
@@ -268,6 +269,23 @@ child_libgomp14 (void)
   free (t);
   check ("unload", p_unload_image (0, ver3, &im.d));
 
+  /* An image with indirect functions: the CUDA backend does not map
+     them yet.  */
+  {
+    int (*load6) (int, unsigned, const void *, struct ok_addr_pair **,
+		  uint64_t **, uint64_t *)
+      = (int (*) (int, unsigned, const void *, struct ok_addr_pair **,
+		  uint64_t **, uint64_t *)) (void *) p_load_image;
+    uint64_t ind[2] = { 0x1234, 0x5678 };
+    e = errors_now ();
+    t = NULL;
+    check ("image with indirect functions: refused",
+	   load6 (0, ver3, &im.d, &t, NULL, ind) == -1);
+    check ("image with indirect functions: message",
+	   error_says (e, "`declare target indirect' functions", "cuda",
+		       NULL));
+  }
+
   /* GCC 12's variable is not what libgomp 14 wants: no entry.  */
   image_init (&im);
   image_add_ptx (&im, base);
@@ -281,7 +299,7 @@ child_libgomp14 (void)
   /* One of another size would be fatal in libgomp: refused.  */
   image_init (&im);
   image_add_ptx (&im, small);
-  int e = errors_now ();
+  e = errors_now ();
   n = load_14 (0, ver3, &im.d, &t);
   check ("__gomp_additional_icvs of 4 bytes: refused", n == -1);
   check ("__gomp_additional_icvs of 4 bytes: message",
@@ -297,7 +315,13 @@ child_libgomp14 (void)
   struct ok_gcc_ptx_obj objs[1] = { { gptx, strlen (gptx) + 1 } };
   static const char *const gvars[] = { "hv_counter" };
   static const struct ok_gcc_fn_launch fns[] = { { "k_plain", { 0, 0, 0 } } };
-  struct ok_gcc_nvptx_data g = { objs, 1, gvars, 1, fns, 1 };
+  struct ok_gcc_nvptx_data g = { objs, 1, gvars, 1, fns, 1, 2 };
+  e = errors_now ();
+  n = load_14 (0, gver, &g, &t);
+  check ("GCC-format image with indirect functions: refused", n == -1);
+  check ("GCC-format image with indirect functions: message",
+	 error_says (e, "2 `declare target indirect' functions", NULL));
+  g.ind_fn_num = 0;
   n = load_14 (0, gver, &g, &t);
   check ("GCC-format image: 3 entries", n == 3);
   f_global ("__gomp_additional_icvs", &a, &s);
