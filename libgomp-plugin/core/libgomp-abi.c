@@ -8,9 +8,11 @@
    a symbol-version node to libgomp.so.1 (libgomp/libgomp.map), which
    dlvsym can ask for: GOMP_5.1.1 (GCC 13), GOMP_5.1.2 (14), GOMP_5.1.3
    and GOMP_6.0 (15), GOMP_6.0.1 (16).  The libgomp asked is the object
-   that defines the GOMP_PLUGIN_malloc the plugin is bound to (dladdr),
+   that defines the GOMP_PLUGIN_error the plugin is bound to (dladdr),
    not whichever one comes first in the global scope: a program may load
-   libgomp privately, through a library dlopened RTLD_LOCAL.
+   libgomp privately, through a library dlopened RTLD_LOCAL.  (A callback
+   the plugin calls anyway: taking the address of one it did not need
+   would make the plugin unloadable by a program that lacks it.)
 
    The test harnesses stand in for libgomp in their own executable, which
    has no version nodes: an object that defines an int named
@@ -45,14 +47,14 @@ abi_detect (void)
   Dl_info info;
   void *handle = NULL;
   const char *file = "?";
-  if (dladdr ((void *) &GOMP_PLUGIN_malloc, &info) != 0
+  if (dladdr ((void *) &GOMP_PLUGIN_error, &info) != 0
       && info.dli_fname != NULL)
     {
       file = info.dli_fname;
       handle = dlopen (info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
     }
   if (handle == NULL)
-    /* GOMP_PLUGIN_malloc is the executable's (dladdr names it by argv[0],
+    /* GOMP_PLUGIN_error is the executable's (dladdr names it by argv[0],
        which dlopen cannot find): a test harness.  */
     handle = dlopen (NULL, RTLD_LAZY);
   if (handle == NULL)
