@@ -19,14 +19,23 @@ const struct ok_openmp_target *
 ok_desc_check (unsigned version, const void *target_data, int device_type,
 	       char *err, size_t errlen)
 {
+  return ok_desc_check_lib (version, target_data, device_type,
+			    OK_GOMP_VERSION_MAX, err, errlen);
+}
+
+const struct ok_openmp_target *
+ok_desc_check_lib (unsigned version, const void *target_data,
+		   int device_type, unsigned max_lib, char *err,
+		   size_t errlen)
+{
   const struct ok_openmp_target *desc = target_data;
   unsigned lib = OK_GOMP_VERSION_LIB (version);
   unsigned dev = OK_GOMP_VERSION_DEV (version);
 
-  if (lib > OK_GOMP_VERSION)
+  if (lib > max_lib)
     {
       snprintf (err, errlen, "offload data needs libgomp version %u,"
-		" this plugin implements version %u", lib, OK_GOMP_VERSION);
+		" the running libgomp implements version %u", lib, max_lib);
       return NULL;
     }
   if (dev != OK_DEV_VERSION)

@@ -1,5 +1,5 @@
-/* The libgomp offload-plugin ABI of GCC 12 (GOMP_VERSION 1), as offloadkit
-   uses it.  These are our own declarations of an external interface: the
+/* The libgomp offload-plugin ABI of GCC 12 to 16 (GOMP_VERSION 1 to 3), as
+   offloadkit uses it.  These are our own declarations of an external interface: the
    values are fixed by libgomp, which dlopens our plugins and calls the
    GOMP_OFFLOAD_* entry points, and by the wrapper objects that call
    GOMP_offload_register_ver at start-up.  */
@@ -13,8 +13,13 @@
 
 #include "offload-desc.h"
 
-/* libgomp refuses a plugin whose GOMP_OFFLOAD_version differs from this.  */
+/* libgomp refuses a plugin whose GOMP_OFFLOAD_version differs from its
+   own GOMP_VERSION: 1 in GCC 12 (the version the wrapper objects register
+   with), 2 in GCC 13, 3 in GCC 14 to 16.  The plugins answer with the
+   version of the libgomp that loaded them (core/libgomp-abi.c).  */
 #define OK_GOMP_VERSION 1
+#define OK_GOMP_VERSION_MAX 3
+#define OK_GOMP_VERSION_OF_GCC(gcc) ((gcc) <= 12 ? 1 : (gcc) == 13 ? 2 : 3)
 
 /* The version word passed to GOMP_offload_register_ver packs the libgomp
    version in the high half and a device-specific version in the low half.  */
@@ -22,9 +27,19 @@
 #define OK_GOMP_VERSION_LIB(v) (((unsigned) (v) >> 16) & 0xffffu)
 #define OK_GOMP_VERSION_DEV(v) ((unsigned) (v) & 0xffffu)
 
-/* Device versions GCC 12's own mkoffloads put in that low half.  */
+/* Device versions GCC's own mkoffloads put in that low half: nvptx 1 in
+   GCC 12 to 16; gcn 2 in GCC 12, 3 from GCC 13.  */
 #define OK_GCC_DEV_VERSION_NVPTX 1
 #define OK_GCC_DEV_VERSION_GCN 2
+#define OK_GCC_DEV_VERSION_GCN_13 3
+
+/* The "requires" mask libgomp 13+ passes to GOMP_OFFLOAD_get_num_devices
+   (GOMP_REQUIRES_* of gomp-constants.h; libgomp clears TARGET_USED).  */
+#define OK_GOMP_REQUIRES_UNIFIED_ADDRESS 0x10u
+#define OK_GOMP_REQUIRES_UNIFIED_SHARED_MEMORY 0x20u
+#define OK_GOMP_REQUIRES_REVERSE_OFFLOAD 0x80u
+#define OK_GOMP_REQUIRES_TARGET_USED 0x200u
+#define OK_GOMP_REQUIRES_SELF_MAPS 0x400u
 
 /* Device types (the target_type argument of GOMP_offload_register_ver and
    the result of GOMP_OFFLOAD_get_type).  */
@@ -56,9 +71,14 @@
    mapped.  */
 #define OK_GOMP_LINK_BIT ((uintptr_t) 1 << (sizeof (uintptr_t) * 8 - 1))
 
-/* Name of the on-device int that libgomp sets to the device's number;
-   returned as an extra, trailing entry of GOMP_OFFLOAD_load_image.  */
+/* The extra, trailing entry of GOMP_OFFLOAD_load_image.  libgomp 12: the
+   on-device int that libgomp sets to the device's number.  libgomp 13+:
+   the device's struct gomp_offload_icvs (device_num, default_device,
+   nteams, teams_thread_limit: four ints), which libgomp fills; an entry
+   of any other size is fatal there, {0, 0} means "none".  */
 #define OK_GOMP_DEVICE_NUM_VAR "__gomp_device_num"
+#define OK_GOMP_ICVS_VAR "__gomp_additional_icvs"
+#define OK_GOMP_ICVS_SIZE 16
 
 /* One host-to-device mapping returned by GOMP_OFFLOAD_load_image: for a
    function, START is what GOMP_OFFLOAD_run receives and END is START + 1;

@@ -18,5 +18,6 @@ const struct ok_plugin ok_plugin = {
   .device_type = OK_GOMP_DEVICE_GCN,
   .caps = OK_GOMP_CAP_OPENMP_400,
   .gcc_dev_version = OK_GCC_DEV_VERSION_GCN,
+  .gcc_dev_version_13 = OK_GCC_DEV_VERSION_GCN_13,
   .backends = gcn_backends,
 };

@@ -59,6 +59,18 @@ struct ok_device
   struct ok_loaded_image *images;
 };
 
+/* The device variable whose address and size load_image returns as the
+   table's trailing entry, as the libgomp that loaded the plugin wants it:
+   "__gomp_device_num" (an int) for GCC 12's, "__gomp_additional_icvs"
+   (SIZE 16: struct gomp_offload_icvs) from GCC 13's.  A backend looks NAME
+   up in the image; {0, 0} when the image has none; a variable of another
+   size is an error.  */
+struct ok_trailing_var
+{
+  const char *name;
+  size_t size;
+};
+
 /* What load_image gets: a descriptor that ok_desc_check accepted for the
    plugin's device type, the host table's sizes, and the table to fill.  */
 struct ok_image_req
@@ -68,9 +80,10 @@ struct ok_image_req
   size_t num_funcs;		/* Host function table entries.  */
   size_t num_vars;		/* Host variable table (address, size) pairs.  */
   /* NUM_FUNCS + NUM_VARS + 1 entries, zeroed: functions, then variables in
-     host-table order, then the device's __gomp_device_num int (leave it
+     host-table order, then the device's TRAILING variable (leave it
      {0, 0} when the image has none).  */
   struct ok_addr_pair *table;
+  struct ok_trailing_var trailing;
   /* The backend says here which image it loaded and how ("cubin sm_90",
      "PTX JIT-linked for sm_90"), for OFFLOADKIT_INFO.  */
   char what[96];
@@ -84,8 +97,10 @@ struct ok_gcc_image_req
 {
   unsigned version;
   const void *target_data;
+  /* The trailing entry's variable, as in ok_image_req.  */
+  struct ok_trailing_var trailing;
   /* Filled by the backend: a table allocated with GOMP_PLUGIN_malloc
-     (functions, variables, then the device-number entry, as GCC's plugin
+     (functions, variables, then the TRAILING entry, as GCC's plugin
      returns them), its number of entries, how many functions and
      variables it maps, and what was loaded, as in ok_image_req.  */
   struct ok_addr_pair *table;
@@ -135,6 +150,20 @@ struct ok_backend
      in that order, so that a synchronous launch returns only after the
      completions of the asynchronous ones before it.  */
   bool in_order;
+
+  /* The OpenMP "requires" features (OK_GOMP_REQUIRES_*) its devices
+     meet; libgomp 13+ numbers no device of this kind for a program that
+     requires any other.  */
+  unsigned requires_supported;
+  /* Device code calls host function addresses as they are (the emulated
+     device runs host code): images with `declare target indirect'
+     functions need no map from host to device addresses, which the other
+     backends do not build yet, and refuse such images.  */
+  bool host_fn_ptrs;
+
+  /* Optional: set N > 0 bytes of device memory at PTR to VAL.  Without
+     it the core copies a host buffer with host2dev.  */
+  bool (*memset) (struct ok_device *dev, void *ptr, int val, size_t n);
 
   /* Number of devices of this kind.  Called once, from
      GOMP_OFFLOAD_get_num_devices.  Must return 0 *silently* when the driver

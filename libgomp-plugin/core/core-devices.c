@@ -25,6 +25,16 @@ static pthread_mutex_t core_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool core_probed;
 static int core_num_devices;
 static struct core_slot *core_slots;
+/* libgomp 13+: the program's "requires" features, given with the first
+   GOMP_OFFLOAD_get_num_devices; and whether a backend that has devices
+   was left out for not meeting them.  */
+static unsigned core_requires;
+static bool core_requires_unmet;
+
+/* The features of a "requires" mask a device must provide (libgomp
+   clears TARGET_USED itself from GCC 13, but not everywhere).  */
+#define CORE_REQUIRES_FEATURES(mask) \
+  ((mask) & ~OK_GOMP_REQUIRES_TARGET_USED)
 
 /* Whether backend B can be driven by this core: a programming error
    otherwise, said once with GOMP_DEBUG=1, and B offers no devices.  */
@@ -68,6 +78,16 @@ core_probe (void)
       int n = core_backend_ok (backend) ? backend->probe () : 0;
       if (n < 0 || n > 4096)
 	n = 0;
+      unsigned unmet = (CORE_REQUIRES_FEATURES (core_requires)
+			& ~backend->requires_supported);
+      if (n > 0 && unmet != 0)
+	{
+	  OK_DEBUG ("%d %s device%s left out: the program requires features"
+		    " %#x they do not provide", n, backend->name,
+		    n == 1 ? "" : "s", unmet);
+	  core_requires_unmet = true;
+	  continue;
+	}
       counts[b] = n;
       total += n;
       OK_DEBUG ("%d %s device%s", n, backend->name, n == 1 ? "" : "s");
@@ -135,10 +155,11 @@ ok_device_set_label (struct ok_device *dev, const char *fmt, ...)
 
 /* Identity.  */
 
+/* The GOMP_VERSION of the libgomp that loaded us: it refuses any other.  */
 unsigned
 GOMP_OFFLOAD_version (void)
 {
-  return OK_GOMP_VERSION;
+  return ok_libgomp_version ();
 }
 
 const char *
@@ -159,12 +180,23 @@ GOMP_OFFLOAD_get_type (void)
   return ok_plugin.device_type;
 }
 
-/* GCC 12 calls this without arguments (later versions pass the "requires"
-   mask, which we could ignore the same way).  */
+/* GCC 12's libgomp calls this without arguments, so REQUIRES_MASK is read
+   only for a libgomp that passes it.  -1 (libgomp 13+) when the plugin
+   has devices but none that meets the program's requirements.  The first
+   call decides; later ones answer the same.  */
 int
-GOMP_OFFLOAD_get_num_devices (void)
+GOMP_OFFLOAD_get_num_devices (unsigned requires_mask)
 {
+  if (ok_libgomp_gcc () >= 13)
+    {
+      pthread_mutex_lock (&core_lock);
+      if (!core_probed)
+	core_requires = requires_mask;
+      pthread_mutex_unlock (&core_lock);
+    }
   core_probe ();
+  if (core_num_devices == 0 && core_requires_unmet)
+    return -1;
   return core_num_devices;
 }
 
@@ -313,4 +345,6 @@ core_unload (void)
   core_slots = NULL;
   core_num_devices = 0;
   core_probed = false;
+  core_requires = 0;
+  core_requires_unmet = false;
 }

@@ -98,7 +98,8 @@ core_load_gcc_image (struct ok_device *dev, unsigned version,
   if (img == NULL)
     return -1;
   struct ok_gcc_image_req req = { .version = version,
-				  .target_data = target_data };
+				  .target_data = target_data,
+				  .trailing = ok_trailing_var () };
   uint64_t start = ok_trace_on () ? ok_trace_now () : 0;
   bool loaded = dev->backend->load_gcc_image (dev, &req, &img->handle);
   core_image_end (dev, img, loaded);
@@ -113,10 +114,37 @@ core_load_gcc_image (struct ok_device *dev, unsigned version,
   return (int) req.count;
 }
 
+/* Whether device version DEV_VERSION, library version LIB is the format of
+   GCC's own mkoffload for this plugin's devices (which libgomp routes to
+   a plugin of this name too).  GCC 13+ gcn images have device version 3.  */
+static bool
+core_gcc_format (unsigned lib, unsigned dev_version)
+{
+  if (lib > ok_libgomp_version ())
+    return false;
+  if (dev_version == ok_plugin.gcc_dev_version)
+    return true;
+  return (ok_plugin.gcc_dev_version_13 != 0
+	  && dev_version == ok_plugin.gcc_dev_version_13);
+}
+
+/* libgomp 12 passes the first four arguments; 13 adds REV_FN_TABLE (where
+   to store the device addresses of the reverse-offload functions, when the
+   program requires reverse offload), 14 HOST_IND_FN_TABLE (the host's
+   indirect functions).  Each is read only for a libgomp that passes it.  */
 int
 GOMP_OFFLOAD_load_image (int ord, unsigned version, const void *target_data,
-			 struct ok_addr_pair **table)
+			 struct ok_addr_pair **table, uint64_t **rev_fn_table,
+			 uint64_t *host_ind_fn_table)
 {
+  int gcc = ok_libgomp_gcc ();
+  if (gcc >= 13 && rev_fn_table != NULL)
+    /* No reverse-offload table: an ancestor region, where a backend runs
+       one, is host code already (the emulated device).  */
+    *rev_fn_table = NULL;
+  /* libgomp 14+ passes the host table of the image's indirect functions
+     only when it has some.  */
+  bool indirect = gcc >= 14 && host_ind_fn_table != NULL;
   struct core_slot *slot = core_slot (ord, "load an offload image");
   if (slot == NULL)
     return -1;
@@ -129,8 +157,11 @@ GOMP_OFFLOAD_load_image (int ord, unsigned version, const void *target_data,
   if (dev == NULL)
     ok_error ("cannot load an offload image: device %d is not initialised",
 	      ord);
-  else if (dev_version == ok_plugin.gcc_dev_version
-	   && OK_GOMP_VERSION_LIB (version) <= OK_GOMP_VERSION)
+  else if (indirect && !dev->backend->host_fn_ptrs)
+    ok_dev_error (dev, "cannot load offload image %p: it has `declare"
+		  " target indirect' functions, which offloadkit's %s backend"
+		  " does not map yet", target_data, dev->backend->name);
+  else if (core_gcc_format (OK_GOMP_VERSION_LIB (version), dev_version))
     {
       /* The other format libgomp routes to a plugin of this name.  */
       if (dev->backend->load_gcc_image != NULL)
@@ -142,14 +173,16 @@ GOMP_OFFLOAD_load_image (int ord, unsigned version, const void *target_data,
 		  "libexec/offloadkit/ ...)", ord, dev->backend->name,
 		  dev_version, OK_DEV_VERSION);
     }
-  else if ((desc = ok_desc_check (version, target_data,
-				  ok_plugin.device_type, err,
-				  sizeof err)) == NULL)
+  else if ((desc = ok_desc_check_lib (version, target_data,
+				      ok_plugin.device_type,
+				      ok_libgomp_version (), err,
+				      sizeof err)) == NULL)
     ok_error ("device %d: cannot load offload image: %s", ord, err);
   else
     {
       struct ok_image_req req = { .desc = desc,
-				  .device_type = ok_plugin.device_type };
+				  .device_type = ok_plugin.device_type,
+				  .trailing = ok_trailing_var () };
       req.num_funcs = (size_t) (desc->host.funcs_end - desc->host.funcs);
       req.num_vars = (size_t) (desc->host.vars_end - desc->host.vars) / 2;
       size_t count = req.num_funcs + req.num_vars + 1;

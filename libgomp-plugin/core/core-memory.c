@@ -9,6 +9,8 @@
    default come from 4 MiB chunks kept by the pool.  */
 
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "core-internal.h"
 #include "env.h"
@@ -17,6 +19,8 @@
 
 #define CORE_POOL_MAX_DEFAULT ((size_t) 64 * 1024)
 #define CORE_POOL_CHUNK ((size_t) 4 * 1024 * 1024)
+/* The host buffer of GOMP_OFFLOAD_memset without a backend hook.  */
+#define CORE_MEMSET_CHUNK ((size_t) 64 * 1024)
 
 /* The pool's operations: the backend's raw allocations.  */
 
@@ -137,4 +141,139 @@ GOMP_OFFLOAD_dev2dev (int ord, void *dst, const void *src, size_t n)
 {
   return core_copy (ord, "copy within the device", OK_TRACE_D2D, dst, src,
 		    n);
+}
+
+/* Set N bytes at PTR on device ORD to VAL (libgomp 16's omp_target_memset;
+   required by libgomp 16 from a plugin that offers OpenMP devices).  With
+   no memset hook, a host buffer of VAL bytes is copied over the range.  */
+bool
+GOMP_OFFLOAD_memset (int ord, void *ptr, int val, size_t n)
+{
+  struct ok_device *dev = core_device (ord, "set device memory");
+  if (dev == NULL)
+    return false;
+  if (n == 0)
+    return true;
+  if (dev->backend->memset != NULL)
+    return dev->backend->memset (dev, ptr, val, n);
+  size_t chunk = n < CORE_MEMSET_CHUNK ? n : CORE_MEMSET_CHUNK;
+  unsigned char *buf = malloc (chunk);
+  if (buf == NULL)
+    {
+      ok_dev_error (dev, "out of memory setting device memory");
+      return false;
+    }
+  memset (buf, (unsigned char) val, chunk);
+  bool ok = true;
+  for (size_t done = 0; ok && done < n; done += chunk)
+    {
+      size_t part = n - done < chunk ? n - done : chunk;
+      ok = core_copy (ord, "set device memory", OK_TRACE_H2D,
+		      (char *) ptr + done, buf, part);
+    }
+  free (buf);
+  return ok;
+}
+
+/* One rectangular copy of libgomp 14's omp_target_memcpy_rect: ROWS rows
+   of ROW bytes, DST_PITCH and SRC_PITCH bytes apart, from SRC to DST
+   (already at the first row's first byte).  DST_ORD or SRC_ORD is -1 for
+   the host.  1 when copied, 0 after a reported error, -1 when libgomp
+   should copy another way (between two devices).  */
+static int
+core_copy_rows (int dst_ord, int src_ord, size_t rows, size_t row,
+		char *dst, size_t dst_pitch, const char *src,
+		size_t src_pitch)
+{
+  int ord;
+  enum ok_trace_dir dir;
+  const char *what;
+  if (dst_ord == -1 && src_ord >= 0)
+    ord = src_ord, dir = OK_TRACE_D2H, what = "copy from the device";
+  else if (src_ord == -1 && dst_ord >= 0)
+    ord = dst_ord, dir = OK_TRACE_H2D, what = "copy to the device";
+  else if (src_ord >= 0 && src_ord == dst_ord)
+    ord = dst_ord, dir = OK_TRACE_D2D, what = "copy within the device";
+  else
+    return -1;
+  if (rows == 0 || row == 0)
+    return core_device (ord, what) != NULL;
+  if (row == dst_pitch && row == src_pitch)
+    return core_copy (ord, what, dir, dst, src, rows * row);
+  for (size_t r = 0; r < rows; r++)
+    if (!core_copy (ord, what, dir, dst + r * dst_pitch, src + r * src_pitch,
+		    row))
+      return 0;
+  return 1;
+}
+
+/* Whether A * B + C fits, into *R.  */
+static bool
+core_mul_add (size_t a, size_t b, size_t c, size_t *r)
+{
+  return (!__builtin_mul_overflow (a, b, r)
+	  && !__builtin_add_overflow (*r, c, r));
+}
+
+int
+GOMP_OFFLOAD_memcpy2d (int dst_ord, int src_ord, size_t dim1_size,
+		       size_t dim0_len, void *dst, size_t dst_offset1_size,
+		       size_t dst_offset0_len, size_t dst_dim1_size,
+		       const void *src, size_t src_offset1_size,
+		       size_t src_offset0_len, size_t src_dim1_size)
+{
+  size_t dst_off, src_off, last;
+  if (!core_mul_add (dst_offset0_len, dst_dim1_size, dst_offset1_size,
+		     &dst_off)
+      || !core_mul_add (src_offset0_len, src_dim1_size, src_offset1_size,
+			&src_off)
+      || !core_mul_add (dim0_len, dst_dim1_size, dim1_size, &last)
+      || !core_mul_add (dim0_len, src_dim1_size, dim1_size, &last))
+    {
+      ok_error ("cannot copy a 2D rectangle: its offsets overflow");
+      return 0;
+    }
+  return core_copy_rows (dst_ord, src_ord, dim0_len, dim1_size,
+			 (char *) dst + dst_off, dst_dim1_size,
+			 (const char *) src + src_off, src_dim1_size);
+}
+
+int
+GOMP_OFFLOAD_memcpy3d (int dst_ord, int src_ord, size_t dim2_size,
+		       size_t dim1_len, size_t dim0_len, void *dst,
+		       size_t dst_offset2_size, size_t dst_offset1_len,
+		       size_t dst_offset0_len, size_t dst_dim2_size,
+		       size_t dst_dim1_len, const void *src,
+		       size_t src_offset2_size, size_t src_offset1_len,
+		       size_t src_offset0_len, size_t src_dim2_size,
+		       size_t src_dim1_len)
+{
+  /* Plane P, row R of a side starts at
+     ((OFFSET0 + P) * DIM1_LEN + OFFSET1 + R) * DIM2_SIZE + OFFSET2.  */
+  size_t dst_off, src_off, dst_plane, src_plane, t;
+  if (!core_mul_add (dst_offset0_len, dst_dim1_len, dst_offset1_len, &t)
+      || !core_mul_add (t, dst_dim2_size, dst_offset2_size, &dst_off)
+      || !core_mul_add (src_offset0_len, src_dim1_len, src_offset1_len, &t)
+      || !core_mul_add (t, src_dim2_size, src_offset2_size, &src_off)
+      || !core_mul_add (dst_dim1_len, dst_dim2_size, 0, &dst_plane)
+      || !core_mul_add (src_dim1_len, src_dim2_size, 0, &src_plane)
+      || !core_mul_add (dim0_len, dst_plane, dst_off, &t)
+      || !core_mul_add (dim0_len, src_plane, src_off, &t))
+    {
+      ok_error ("cannot copy a 3D rectangle: its offsets overflow");
+      return 0;
+    }
+  if (dim0_len == 0)
+    return core_copy_rows (dst_ord, src_ord, 0, 0, dst, 0, src, 0);
+  for (size_t p = 0; p < dim0_len; p++)
+    {
+      int r = core_copy_rows (dst_ord, src_ord, dim1_len, dim2_size,
+			      (char *) dst + dst_off + p * dst_plane,
+			      dst_dim2_size,
+			      (const char *) src + src_off + p * src_plane,
+			      src_dim2_size);
+      if (r != 1)
+	return r;
+    }
+  return 1;
 }

@@ -31,6 +31,8 @@ struct ok_plugin
      device type (OK_GCC_DEV_VERSION_*); such images go to a backend's
      load_gcc_image, or are refused with a hint.  */
   unsigned gcc_dev_version;
+  /* The same from GCC 13 when it changed (gcn: 3), else 0.  */
+  unsigned gcc_dev_version_13;
   /* The backends, NULL-terminated, in device-numbering order: devices of
      the first come first.  The emulated backend goes last, so emulated
      devices follow the real ones.  */
@@ -44,6 +46,17 @@ extern const struct ok_plugin ok_plugin;
    core-devices.c.  */
 extern const char offloadkit_plugin[];
 #define OK_PLUGIN_MARK "offloadkit_plugin"
+
+/* ---- The libgomp that loaded the plugin (libgomp-abi.c) ---- */
+
+/* Its GCC version, 12 to 16, found once (thread-safe) from libgomp's
+   symbol-version nodes; 12 when none of the newer ones is there.  */
+int ok_libgomp_gcc (void);
+/* Its plugin interface version (GOMP_VERSION): 1, 2 or 3.  */
+unsigned ok_libgomp_version (void);
+/* The variable load_image returns as its trailing entry for it
+   (backend.h, struct ok_trailing_var).  */
+struct ok_trailing_var ok_trailing_var (void);
 
 /* ---- Messages (messages.c) ---- */
 

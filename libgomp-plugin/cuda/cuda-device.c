@@ -255,6 +255,8 @@ const struct ok_backend ok_backend_cuda = {
   .name = "cuda",
   .device_size = sizeof (struct cuda_device),
   .job_size = sizeof (struct cuda_job),
+  /* Device addresses are unified (64-bit CUDA), as GCC's plugin says.  */
+  .requires_supported = OK_GOMP_REQUIRES_UNIFIED_ADDRESS,
   .probe = cuda_probe,
   .init_device = cuda_init_device,
   .fini_enter = cuda_fini_enter,
@@ -268,6 +270,7 @@ const struct ok_backend ok_backend_cuda = {
   .host2dev = cuda_host2dev,
   .dev2host = cuda_dev2host,
   .dev2dev = cuda_dev2dev,
+  .memset = cuda_memset,
   .launch = cuda_launch,
   .finish = cuda_finish,
   .describe_result = cuda_describe_result,

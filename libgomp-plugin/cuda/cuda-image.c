@@ -383,27 +383,38 @@ cuda_global (struct cuda_device *dev, CUmodule module, const char *name,
   return true;
 }
 
-/* The trailing table entry (__gomp_device_num, {0, 0} when absent), and
+/* The trailing table entry (TRAILING's variable, {0, 0} when absent), and
    the clock tick omp_get_wtime divides by.  */
 static bool
 cuda_image_extras (struct cuda_device *dev, CUmodule module,
-		   struct ok_addr_pair *devnum)
+		   const struct ok_trailing_var *trailing,
+		   struct ok_addr_pair *entry)
 {
   CUdeviceptr p = 0;
   size_t bytes = 0;
   CUresult r = ok_cuda.cuModuleGetGlobal (&p, &bytes, module,
-					  OK_GOMP_DEVICE_NUM_VAR);
-  if (r == CUDA_SUCCESS)
+					  trailing->name);
+  if (r == CUDA_SUCCESS && bytes != trailing->size)
     {
-      devnum->start = (uintptr_t) p;
-      devnum->end = (uintptr_t) p + bytes;
+      ok_dev_error (&dev->base, "cannot load offload image: variable '%s'"
+		    " has %zu bytes on the device, expected %zu (an image"
+		    " for another GCC version's libgomp?)", trailing->name,
+		    bytes, trailing->size);
+      return false;
+    }
+  else if (r == CUDA_SUCCESS)
+    {
+      entry->start = (uintptr_t) p;
+      entry->end = (uintptr_t) p + bytes;
     }
   else if (r == CUDA_ERROR_NOT_FOUND)
-    devnum->start = devnum->end = 0;
+    entry->start = entry->end = 0;
   else
     {
-      ok_dev_call_error (&dev->base, "cannot load offload image: variable '"
-		       OK_GOMP_DEVICE_NUM_VAR "'", "cuModuleGetGlobal", r);
+      char what[160];
+      snprintf (what, sizeof what, "cannot load offload image: variable"
+		" '%s'", trailing->name);
+      ok_dev_call_error (&dev->base, what, "cuModuleGetGlobal", r);
       return false;
     }
 
@@ -551,7 +562,7 @@ cuda_load_image (struct ok_device *d, struct ok_image_req *req,
 	  ok = false;
 	}
     }
-  ok = ok && cuda_image_extras (dev, img->module,
+  ok = ok && cuda_image_extras (dev, img->module, &req->trailing,
 				&req->table[req->num_funcs + req->num_vars]);
   if (!ok)
     {
@@ -628,6 +639,13 @@ cuda_load_gcc_image (struct ok_device *d, struct ok_gcc_image_req *req,
   struct cuda_device *dev = cuda_dev (d);
   const struct ok_gcc_nvptx_data *data = req->target_data;
   char err[512];
+  if (OK_GOMP_VERSION_LIB (req->version) >= 3 && data->ind_fn_num > 0)
+    {
+      ok_dev_error (d, "cannot load offload image built by GCC's mkoffload:"
+		    " it has %u `declare target indirect' functions, which"
+		    " offloadkit does not map yet", data->ind_fn_num);
+      return false;
+    }
   if (!cuda_gcc_check (dev, data, err, sizeof err))
     {
       ok_dev_error (d, "cannot load offload image built by GCC's mkoffload:"
@@ -659,7 +677,8 @@ cuda_load_gcc_image (struct ok_device *d, struct ok_gcc_image_req *req,
   for (unsigned i = 0; ok && i < data->var_num; i++)
     ok = cuda_global (dev, img->module, data->var_names[i],
 		      &tab[data->fn_num + i]);
-  ok = ok && cuda_image_extras (dev, img->module, &tab[count - 1]);
+  ok = ok && cuda_image_extras (dev, img->module, &req->trailing,
+				&tab[count - 1]);
   if (!ok)
     {
       cuda_image_abandon (img);

@@ -168,6 +168,7 @@ bool cuda_host2dev (struct ok_device *dev, void *dst, const void *src,
 		    size_t n);
 bool cuda_dev2host (struct ok_device *dev, void *dst, const void *src,
 		    size_t n);
+bool cuda_memset (struct ok_device *dev, void *ptr, int val, size_t n);
 bool cuda_dev2dev (struct ok_device *dev, void *dst, const void *src,
 		   size_t n);
 

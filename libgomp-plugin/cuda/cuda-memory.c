@@ -317,3 +317,31 @@ cuda_dev2dev (struct ok_device *dev, void *dst, const void *src, size_t n)
 {
   return cuda_copy (cuda_dev (dev), CUDA_D2D, dst, src, n);
 }
+
+/* GOMP_OFFLOAD_memset: on a stream of the pool, waited for, like a copy
+   within the device.  */
+bool
+cuda_memset (struct ok_device *d, void *ptr, int val, size_t n)
+{
+  struct cuda_device *dev = cuda_dev (d);
+  CUstream stream = NULL;
+  if (!cuda_enter (dev) || !cuda_stream_take (dev, &stream))
+    return false;
+  const char *call = "cuMemsetD8Async";
+  CUresult r = ok_cuda.cuMemsetD8Async ((CUdeviceptr) (uintptr_t) ptr,
+					(unsigned char) val, n, stream);
+  if (r == CUDA_SUCCESS)
+    {
+      call = "cuStreamSynchronize";
+      r = ok_cuda.cuStreamSynchronize (stream);
+    }
+  cuda_stream_give (dev, stream);
+  if (r != CUDA_SUCCESS)
+    {
+      char what[96];
+      snprintf (what, sizeof what, "cannot set %zu bytes at %p", n, ptr);
+      ok_dev_call_error (d, what, call, r);
+      return false;
+    }
+  return true;
+}

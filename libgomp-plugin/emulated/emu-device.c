@@ -52,6 +52,13 @@ const struct ok_backend ok_backend_emulated = {
   .device_size = sizeof (struct emu_device),
   .job_size = sizeof (struct emu_job),
   .in_order = true,
+  /* Host-fallback code on memory of its own: addresses are host addresses
+     (unified address), an ancestor region is host code already (reverse
+     offload), but mapped data is a copy (no unified shared memory, no
+     self maps).  */
+  .requires_supported = (OK_GOMP_REQUIRES_UNIFIED_ADDRESS
+			 | OK_GOMP_REQUIRES_REVERSE_OFFLOAD),
+  .host_fn_ptrs = true,
   .probe = emu_probe,
   .init_device = emu_init_device,
   .fini_device = emu_fini_device,

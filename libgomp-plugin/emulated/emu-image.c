@@ -176,14 +176,20 @@ emu_load_image (struct ok_device *d, struct ok_image_req *req, void **handle)
       req->table[req->num_funcs + i].end = (uintptr_t) addr + copy_size;
     }
 
-  img->device_num = emu_new_block (dev, sizeof (int), EMU_DEVNUM);
+  /* The trailing entry: libgomp 12's __gomp_device_num int, or from 13
+     its struct gomp_offload_icvs, whose first member is the device number
+     too.  Host-fallback code reads the host's other ICVs.  */
+  size_t trailing = req->trailing.size;
+  if (trailing < sizeof (int))
+    trailing = sizeof (int);
+  img->device_num = emu_new_block (dev, trailing, EMU_DEVNUM);
   if (img->device_num == NULL)
     goto fail;
-  memset (img->device_num, 0, sizeof (int));
+  memset (img->device_num, 0, trailing);
   img->device_num_slot = req->desc->device_num_slot;
   struct ok_addr_pair *last = &req->table[req->num_funcs + req->num_vars];
   last->start = (uintptr_t) img->device_num;
-  last->end = last->start + sizeof (int);
+  last->end = last->start + trailing;
 
   *handle = img;
   snprintf (req->what, sizeof req->what, "host-fallback code");

@@ -291,22 +291,30 @@ gcn_image_ctors (struct gcn_device *dev, struct gcn_image *img,
   return true;
 }
 
-/* The __gomp_device_num entry ({0, 0} when the image has none); false
-   (reported) when the runtime cannot say where it is.  */
+/* The trailing entry: TRAILING's variable ({0, 0} when the image has
+   none); false (reported) when the runtime cannot say where it is, or it
+   has another size than the loading libgomp expects.  */
 static bool
-gcn_device_num (struct gcn_device *dev, struct gcn_image *img,
-		struct ok_addr_pair *pair)
+gcn_trailing (struct gcn_device *dev, struct gcn_image *img,
+	      const struct ok_trailing_var *trailing, struct ok_addr_pair *pair)
 {
   uint64_t addr = 0;
   uint32_t size = 0;
-  int found = gcn_variable (dev, img, OK_GOMP_DEVICE_NUM_VAR, &addr, &size);
+  int found = gcn_variable (dev, img, trailing->name, &addr, &size);
+  pair->start = pair->end = 0;
+  if (found > 0 && size != trailing->size)
+    {
+      ok_dev_error (&dev->base, "cannot load offload image: variable '%s'"
+		    " has %u bytes on the device, expected %zu (an image"
+		    " for another GCC version's libgomp?)", trailing->name,
+		    (unsigned) size, trailing->size);
+      return false;
+    }
   if (found > 0)
     {
       pair->start = (uintptr_t) addr;
       pair->end = (uintptr_t) (addr + size);
     }
-  else
-    pair->start = pair->end = 0;
   return found >= 0;
 }
 
@@ -414,8 +422,8 @@ gcn_load_image (struct ok_device *d, struct ok_image_req *req, void **image)
       gcn_var_pair (&vars[i], &req->table[req->num_funcs + i]);
     }
   free (vars);
-  if (!gcn_device_num (dev, img,
-		       &req->table[req->num_funcs + req->num_vars]))
+  if (!gcn_trailing (dev, img, &req->trailing,
+		     &req->table[req->num_funcs + req->num_vars]))
     goto fail;
 
   /* Constructors and destructors of the device code (C++ globals), when
@@ -450,6 +458,18 @@ gcn_load_gcc_image (struct ok_device *d, struct ok_gcc_image_req *req,
   struct gcn_device *dev = gcn_dev (d);
   const void *target_data = req->target_data;
   const struct gcc_gcn_image *desc = target_data;
+  if (OK_GOMP_VERSION_DEV (req->version) != OK_GCC_DEV_VERSION_GCN)
+    {
+      /* GCC 13's device version 3: another table layout and kernel
+	 arguments (doc/gcn.md).  */
+      ok_dev_error (&dev->base, "cannot load offload image %p built by GCC"
+		    " 13 or later's mkoffload (gcn device version %u); only"
+		    " GCC 12's (version %u) and offloadkit's are supported:"
+		    " rebuild with offloadkit's mkoffload (gcc -B PREFIX/"
+		    "libexec/offloadkit/ ...)", target_data,
+		    OK_GOMP_VERSION_DEV (req->version), OK_GCC_DEV_VERSION_GCN);
+      return false;
+    }
   if (desc->code == NULL || desc->code->image == NULL
       || desc->code->size == 0 || desc->code->size > ((size_t) 1 << 32))
     {
@@ -522,7 +542,7 @@ gcn_load_gcc_image (struct ok_device *d, struct ok_gcc_image_req *req,
 	gcn_var_pair (&vars[i], pair);
       free (vars);
     }
-  if (!gcn_device_num (dev, img, pair))
+  if (!gcn_trailing (dev, img, &req->trailing, pair))
     goto fail;
 
   if (!gcn_image_ctors (dev, img, init, fini))

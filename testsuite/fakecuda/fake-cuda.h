@@ -85,7 +85,7 @@
   X (cuMemAllocHost_v2) X (cuMemFreeHost) X (cuMemGetInfo_v2) \
   X (cuMemcpyHtoD_v2) X (cuMemcpyDtoH_v2) X (cuMemcpyDtoD_v2) \
   X (cuMemcpyHtoDAsync_v2) X (cuMemcpyDtoHAsync_v2) \
-  X (cuMemcpyDtoDAsync_v2) \
+  X (cuMemcpyDtoDAsync_v2) X (cuMemsetD8Async) \
   X (cuModuleLoadData) X (cuModuleLoadDataEx) X (cuModuleUnload) \
   X (cuModuleGetFunction) X (cuModuleGetGlobal_v2) X (cuFuncGetAttribute) \
   X (cuLinkCreate_v2) X (cuLinkAddData_v2) X (cuLinkComplete) \

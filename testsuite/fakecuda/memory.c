@@ -231,3 +231,24 @@ cuMemcpyDtoDAsync_v2 (CUdeviceptr dst, CUdeviceptr src, size_t n,
   RETURN (fk_copy (FK_cuMemcpyDtoDAsync_v2, "DtoD", (void *) (uintptr_t) dst,
 		   (const void *) (uintptr_t) src, n, true, s));
 }
+
+/* cuMemsetD8Async (CUDA driver API): sets N bytes of device memory at DST
+   to UC, in stream order; DST .. DST + N must be device memory.  */
+CUresult
+cuMemsetD8Async (CUdeviceptr dst, unsigned char uc, size_t n,
+		 CUstream stream)
+{
+  ENTER (cuMemsetD8Async);
+  NEED_CTX (cuMemsetD8Async);
+  if (!fk_stream_ok (FK_cuMemsetD8Async, stream))
+    RETURN (CUDA_ERROR_INVALID_HANDLE);
+  if (n > 0 && !fk_device_range ((uintptr_t) dst, n))
+    {
+      fk_bad (FK_cuMemsetD8Async, "memset of %zu bytes at %#lx: not inside"
+	      " one live device allocation", n, (unsigned long) dst);
+      RETURN (CUDA_ERROR_INVALID_VALUE);
+    }
+  memset ((void *) (uintptr_t) dst, uc, n);
+  fk_log ("memset %zu", n);
+  RETURN (CUDA_SUCCESS);
+}

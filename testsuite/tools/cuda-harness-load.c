@@ -4,6 +4,7 @@
    linking of PTX, and images in GCC's own format.  See cuda-harness.h.  */
 
 #define _GNU_SOURCE
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,7 +139,7 @@ test_gcc_image (void)
   static const char *const gvars[] = { "hv_counter", "hv_array" };
   static const struct ok_gcc_fn_launch fns[] = {
     { "k_plain", { 0, 0, 0 } }, { "k_regs", { 0, 0, 0 } } };
-  struct ok_gcc_nvptx_data g = { objs, 1, gvars, 2, fns, 2 };
+  struct ok_gcc_nvptx_data g = { objs, 1, gvars, 2, fns, 2, 0 };
   long bad = bad_calls ();
   struct ok_addr_pair *t = NULL;
   int n = p_load_image (0, gver, &g, &t);
@@ -198,4 +199,141 @@ test_gcc_image (void)
   bad_load ("GCC-format image naming a missing kernel", &b, gver,
 	    "k_nowhere", NULL);
   free (ptx);
+}
+
+/* PTX with FROM replaced by TO (malloc'd).  */
+static char *
+ptx_with (const char *ptx, const char *from, const char *to)
+{
+  const char *at = strstr (ptx, from);
+  char *s = NULL;
+  if (at == NULL
+      || asprintf (&s, "%.*s%s%s", (int) (at - ptx), ptx, to,
+		   at + strlen (from)) < 0)
+    abort ();
+  return s;
+}
+
+/* load_image as libgomp 14 calls it: two more arguments.  */
+static int
+load_14 (int dev, unsigned ver, const void *data, struct ok_addr_pair **t)
+{
+  int (*load6) (int, unsigned, const void *, struct ok_addr_pair **,
+		uint64_t **, uint64_t *)
+    = (int (*) (int, unsigned, const void *, struct ok_addr_pair **,
+		uint64_t **, uint64_t *)) (void *) p_load_image;
+  uint64_t *rev = (uint64_t *) t;
+  *t = NULL;
+  int n = load6 (dev, ver, data, t, &rev, NULL);
+  check ("load_image clears the reverse-offload table", rev == NULL);
+  return n;
+}
+
+/* Loaded by libgomp 14 (the stand-in plays it): the trailing entry is the
+   16-byte __gomp_additional_icvs, in our images and GCC's.  */
+void
+child_libgomp14 (void)
+{
+  offloadkit_standin_libgomp_gcc = 14;
+  check ("version 3", p_version () == 3);
+  int (*num) (unsigned) = (int (*) (unsigned)) (void *) p_get_num_devices;
+  check ("2 devices", num (0) == 2);
+  check ("init", p_init_device (0));
+  static const char devnum[] = ".visible .global .align 4 .u32"
+    " __gomp_device_num;";
+  char *base = make_ptx ("sm_90", "which_icvs");
+  char *icvs = ptx_with (base, devnum, ".visible .global .align 4 .u32"
+			 " __gomp_additional_icvs[4];");
+  char *small = ptx_with (base, devnum, ".visible .global .align 4 .u32"
+			  " __gomp_additional_icvs;");
+  const unsigned ver3 = OK_GOMP_VERSION_PACK (3, OK_DEV_VERSION);
+  int e;
+
+  struct image im;
+  image_init (&im);
+  image_add_ptx (&im, icvs);
+  struct ok_addr_pair *t = NULL;
+  int n = load_14 (0, ver3, &im.d, &t);
+  check ("image with __gomp_additional_icvs: loads",
+	 n == NFUNCS + NVARS + 1);
+  uintptr_t a = 0;
+  size_t s = 0;
+  f_global ("__gomp_additional_icvs", &a, &s);
+  check ("trailing entry: __gomp_additional_icvs, 16 bytes",
+	 n > 0 && s == 16 && t[NFUNCS + NVARS].start == a
+	 && entry_size (&t[NFUNCS + NVARS], 16));
+  int values[4] = { 0, 0, 4, 8 };
+  check ("trailing entry writable",
+	 n > 0 && p_host2dev (0, (void *) t[NFUNCS + NVARS].start, values,
+			      sizeof values));
+  free (t);
+  check ("unload", p_unload_image (0, ver3, &im.d));
+
+  /* An image with indirect functions: the CUDA backend does not map
+     them yet.  */
+  {
+    int (*load6) (int, unsigned, const void *, struct ok_addr_pair **,
+		  uint64_t **, uint64_t *)
+      = (int (*) (int, unsigned, const void *, struct ok_addr_pair **,
+		  uint64_t **, uint64_t *)) (void *) p_load_image;
+    uint64_t ind[2] = { 0x1234, 0x5678 };
+    e = errors_now ();
+    t = NULL;
+    check ("image with indirect functions: refused",
+	   load6 (0, ver3, &im.d, &t, NULL, ind) == -1);
+    check ("image with indirect functions: message",
+	   error_says (e, "`declare target indirect' functions", "cuda",
+		       NULL));
+  }
+
+  /* GCC 12's variable is not what libgomp 14 wants: no entry.  */
+  image_init (&im);
+  image_add_ptx (&im, base);
+  n = load_14 (0, ver3, &im.d, &t);
+  check ("image with only __gomp_device_num: entry {0, 0}",
+	 n == NFUNCS + NVARS + 1 && t[NFUNCS + NVARS].start == 0
+	 && t[NFUNCS + NVARS].end == 0);
+  free (t);
+  check ("unload", p_unload_image (0, ver3, &im.d));
+
+  /* One of another size would be fatal in libgomp: refused.  */
+  image_init (&im);
+  image_add_ptx (&im, small);
+  e = errors_now ();
+  n = load_14 (0, ver3, &im.d, &t);
+  check ("__gomp_additional_icvs of 4 bytes: refused", n == -1);
+  check ("__gomp_additional_icvs of 4 bytes: message",
+	 error_says (e, "'__gomp_additional_icvs' has 4 bytes", "expected 16",
+		     NULL));
+
+  /* GCC's own format (nvptx device version 1 in every GCC).  */
+  const unsigned gver = OK_GOMP_VERSION_PACK (3, OK_GCC_DEV_VERSION_NVPTX);
+  char *g80 = make_ptx ("sm_80", "which_gcc14");
+  char *gptx = ptx_with (g80, devnum, ".visible .global .align 4 .u32"
+			 " __gomp_additional_icvs[4];");
+  free (g80);
+  struct ok_gcc_ptx_obj objs[1] = { { gptx, strlen (gptx) + 1 } };
+  static const char *const gvars[] = { "hv_counter" };
+  static const struct ok_gcc_fn_launch fns[] = { { "k_plain", { 0, 0, 0 } } };
+  struct ok_gcc_nvptx_data g = { objs, 1, gvars, 1, fns, 1, 2 };
+  e = errors_now ();
+  n = load_14 (0, gver, &g, &t);
+  check ("GCC-format image with indirect functions: refused", n == -1);
+  check ("GCC-format image with indirect functions: message",
+	 error_says (e, "2 `declare target indirect' functions", NULL));
+  g.ind_fn_num = 0;
+  n = load_14 (0, gver, &g, &t);
+  check ("GCC-format image: 3 entries", n == 3);
+  f_global ("__gomp_additional_icvs", &a, &s);
+  check ("GCC-format image: trailing entry __gomp_additional_icvs",
+	 n == 3 && t[2].start == a && entry_size (&t[2], 16));
+  if (n > 0)
+    free (t);
+  check ("GCC-format image: unload", p_unload_image (0, gver, &g));
+  check ("fini", p_fini_device (0));
+  check_no_leaks ("after fini");
+  free (base);
+  free (icvs);
+  free (small);
+  free (gptx);
 }

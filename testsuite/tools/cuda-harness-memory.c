@@ -211,3 +211,58 @@ child_no_staging_stream (void)
   check ("fini", p_fini_device (0));
   check_no_leaks ("after fini");
 }
+
+/* libgomp 16's memset (cuMemsetD8Async on a stream of the pool, waited
+   for) and libgomp 14's rectangular copies (rows through the copies).  */
+void
+test_memset_rect (void)
+{
+  bool (*ms) (int, void *, int, size_t);
+  int (*m2) (int, int, size_t, size_t, void *, size_t, size_t, size_t,
+	     const void *, size_t, size_t, size_t);
+  if (!standin_plugin_sym ("GOMP_OFFLOAD_memset", &ms)
+      || !standin_plugin_sym ("GOMP_OFFLOAD_memcpy2d", &m2))
+    {
+      check ("memset and memcpy2d exported", false);
+      return;
+    }
+  long bad = bad_calls ();
+  size_t n = 100000;
+  unsigned char *p = p_alloc (0, n), *back = malloc (n);
+  long calls = f_calls ("cuMemsetD8Async");
+  check ("memset", ms (0, p, 0x3c, n) && ms (0, p + 10, 0x1101, 3));
+  check ("memset: one cuMemsetD8Async each",
+	 f_calls ("cuMemsetD8Async") == calls + 2);
+  check ("memset of nothing: no driver call",
+	 ms (0, p, 0, 0) && f_calls ("cuMemsetD8Async") == calls + 2);
+  p_dev2host (0, back, p, n);
+  bool ok = true;
+  for (size_t i = 0; i < n; i++)
+    ok &= back[i] == (i >= 10 && i < 13 ? 0x01 : 0x3c);
+  check ("memset: every byte", ok);
+  f_fail ("cuMemsetD8Async");
+  int e = errors_now ();
+  check ("memset fails when the driver does", !ms (0, p, 0, 4));
+  check ("memset failure: one message naming the call",
+	 error_says (e, "cuMemsetD8Async", NULL));
+  f_fail (NULL);
+
+  /* Rows 1-2, bytes 2-5 of a 4 x 8 host array to rows 0-1, bytes 1-4 of
+     the device array of pitch 16.  */
+  unsigned char h[4][8], d[2][16];
+  for (int i = 0; i < 32; i++)
+    ((unsigned char *) h)[i] = (unsigned char) i;
+  memset (d, 0x77, sizeof d);
+  p_host2dev (0, p, d, sizeof d);
+  check ("memcpy2d host to device",
+	 m2 (0, -1, 4, 2, p, 1, 0, 16, h, 2, 1, 8) == 1);
+  p_dev2host (0, d, p, sizeof d);
+  ok = true;
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 16; j++)
+      ok &= d[i][j] == (j >= 1 && j < 5 ? h[i + 1][j + 1] : 0x77);
+  check ("memcpy2d: every byte", ok);
+  check ("free", p_free (0, p));
+  free (back);
+  check_no_bad_calls ("memset, memcpy2d: no invalid driver calls", bad);
+}

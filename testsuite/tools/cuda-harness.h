@@ -180,7 +180,9 @@ void child_real_cubin (void);		/* cuda-harness-pick.c */
 void test_load (void);			/* cuda-harness-load.c */
 void test_bad_images (void);		/* cuda-harness-bad-images.c */
 void test_gcc_image (void);		/* cuda-harness-load.c */
+void child_libgomp14 (void);		/* cuda-harness-load.c */
 void test_memory (void);		/* cuda-harness-memory.c */
+void test_memset_rect (void);		/* cuda-harness-memory.c */
 void test_launch (void);		/* cuda-harness-launch.c */
 void test_async (void);			/* cuda-harness-async.c */
 void test_threads (void);

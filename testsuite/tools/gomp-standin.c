@@ -178,6 +178,16 @@ standin_open_plugin (const char *path)
   return ok;
 }
 
+int offloadkit_standin_libgomp_gcc;
+
+bool
+standin_plugin_sym (const char *name, void *fnp)
+{
+  void *sym = plugin != NULL ? dlsym (plugin, name) : NULL;
+  memcpy (fnp, &sym, sizeof sym);
+  return sym != NULL;
+}
+
 void
 standin_close_plugin (void)
 {

@@ -84,6 +84,9 @@ extern void (*p_async_run) (int, void *, void *, void **, void *);
    what is missing said on stderr, if any step fails.  */
 bool standin_open_plugin (const char *path);
 void standin_close_plugin (void);
+/* Looks NAME up in the open plugin (an optional entry point); false,
+   silently, when it has none.  */
+bool standin_plugin_sym (const char *name, void *fnp);
 /* Looks NAME up in HANDLE (a dlopen result) into the function pointer at
    FNP; false, said on stderr, when it is missing.  */
 bool standin_sym (void *handle, const char *name, void *fnp);
@@ -113,6 +116,13 @@ void wait_completions (int n, int seconds);
 extern __thread jmp_buf *standin_fatal_jump;
 
 #pragma GCC visibility pop
+
+/* Which GCC's libgomp the stand-in plays (12 to 16), for the plugin's
+   ABI detection (libgomp-plugin/core/libgomp-abi.c), which looks this
+   symbol up in the object that defines the GOMP_PLUGIN_* callbacks: 0,
+   the default, leaves the plugin to its usual detection (GCC 12 here).
+   Set it before the plugin's first entry point is called.  */
+extern int offloadkit_standin_libgomp_gcc;
 
 /* Runs the statement after FATAL; sets FATAL, a volatile bool (it lives
    across setjmp), to whether the statement called GOMP_PLUGIN_fatal

@@ -238,3 +238,89 @@ test_gcc_image (void)
 	 p_unload_image (0, gccs->version, gccs->target_data));
   check_no_bad_calls ("GCC's image: no invalid runtime calls", bad);
 }
+
+/* load_image as libgomp 14 calls it (two more arguments); N entries.  */
+static int
+load_14 (int dev, unsigned ver, const void *data, struct ok_addr_pair **t)
+{
+  int (*load6) (int, unsigned, const void *, struct ok_addr_pair **,
+		uint64_t **, uint64_t *)
+    = (int (*) (int, unsigned, const void *, struct ok_addr_pair **,
+		uint64_t **, uint64_t *)) (void *) p_load_image;
+  uint64_t *rev = (uint64_t *) t;
+  *t = NULL;
+  int n = load6 (dev, ver, data, t, &rev, NULL);
+  check ("load_image clears the reverse-offload table", rev == NULL);
+  return n;
+}
+
+/* Loaded by libgomp 14 (the stand-in plays it): the trailing entry is
+   __gomp_additional_icvs, 16 bytes, or {0, 0} for an image without it
+   (the test libraries' accel compiler, GCC 12's, gives them
+   __gomp_device_num only); GCC 13+'s own images (device version 3) are
+   refused, saying so.  */
+void
+child_libgomp14 (void)
+{
+  offloadkit_standin_libgomp_gcc = 14;
+  check ("version 3", p_version () == 3);
+  int (*num) (unsigned) = (int (*) (unsigned)) (void *) p_get_num_devices;
+  check ("2 devices", num (0) == 2);
+  if (!describe_ours () || !p_init_device (0))
+    {
+      check ("init", false);
+      return;
+    }
+  unsigned ver3 = OK_GOMP_VERSION_PACK (3, OK_GOMP_VERSION_DEV
+					      (ours->version));
+  struct ok_addr_pair *t = NULL;
+  int n = load_14 (0, ver3, our_desc, &t);
+  check ("our image loads", n == (int) (nfuncs + nvars + 1));
+  if (n > 0)
+    {
+      const struct ok_addr_pair *e = &t[nfuncs + nvars];
+      uintptr_t addr = 0;
+      uint64_t size = 0;
+      if (f_symbol ("__gomp_additional_icvs", 0, &addr, &size, NULL, NULL))
+	check ("trailing entry: __gomp_additional_icvs, 16 bytes",
+	       e->start == addr && size == 16 && e->end - e->start == 16);
+      else
+	check ("trailing entry: {0, 0} without __gomp_additional_icvs",
+	       e->start == 0 && e->end == 0);
+      free (t);
+      check ("unload", p_unload_image (0, ver3, our_desc));
+    }
+  if (gccs != NULL)
+    {
+      int e = errors_now ();
+      n = load_14 (0, OK_GOMP_VERSION_PACK (2, OK_GCC_DEV_VERSION_GCN_13),
+		   gccs->target_data, &t);
+      check ("GCC 13's device version 3: refused", n == -1);
+      check ("GCC 13's device version 3: message",
+	     error_says (e, "device version 3", "offloadkit's mkoffload",
+			 NULL));
+    }
+  check ("fini", p_fini_device (0));
+  check_no_leaks ("after fini");
+}
+
+/* A program that requires unified_address, loaded by libgomp 14: the HSA
+   devices do not provide it (-1 without others), emulated ones do.  */
+void
+child_requires_ua (void)
+{
+  offloadkit_standin_libgomp_gcc = 14;
+  int (*num) (unsigned) = (int (*) (unsigned)) (void *) p_get_num_devices;
+  check ("HSA devices only: -1", num (OK_GOMP_REQUIRES_UNIFIED_ADDRESS) == -1);
+  check ("no error", errors_now () == 0);
+}
+
+void
+child_requires_ua_emulated (void)
+{
+  offloadkit_standin_libgomp_gcc = 14;
+  int (*num) (unsigned) = (int (*) (unsigned)) (void *) p_get_num_devices;
+  check ("the emulated device only",
+	 num (OK_GOMP_REQUIRES_UNIFIED_ADDRESS) == 1);
+  check ("it is device 0", p_init_device (0) && p_fini_device (0));
+}

@@ -165,6 +165,9 @@ void child_fake_selftest (void);	/* hsa-harness-selftest.c */
 void test_load (void);			/* hsa-harness-load.c */
 void test_bad_images (void);		/* hsa-harness-bad-images.c */
 void test_gcc_image (void);		/* hsa-harness-load.c */
+void child_libgomp14 (void);		/* hsa-harness-load.c */
+void child_requires_ua (void);
+void child_requires_ua_emulated (void);
 void test_memory (void);		/* hsa-harness-run.c */
 void test_launch (void);
 void test_async (void);

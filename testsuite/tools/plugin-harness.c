@@ -25,8 +25,9 @@
 #include "gomp-abi.h"
 #include "gomp-standin.h"
 #include "offload-desc.h"
+#include "plugin-harness.h"
 
-static const char *plugin_path;
+const char *plugin_path;
 
 /* ------------------------------------------------------------------ */
 /* Environment checks, each in a child process.  */
@@ -1007,6 +1008,7 @@ main (int argc, char **argv)
   in_child ("OFFLOADKIT_EMULATE=:2", ":2", child_invalid, false);
   in_child ("OFFLOADKIT_EMULATE=nvptx:2,gcn", "nvptx:2,gcn", child_invalid,
 	    false);
+  abi_tests ();
 
   setenv ("OFFLOADKIT_EMULATE", "2", 1);
   if (!standin_open_plugin (plugin_path))

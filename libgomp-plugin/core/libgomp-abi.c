@@ -1,0 +1,116 @@
+/* Which libgomp loaded the plugin, so that every entry point answers in
+   its ABI: GOMP_OFFLOAD_version must equal its GOMP_VERSION (1 in GCC 12,
+   2 in 13, 3 from 14), get_num_devices and load_image take more
+   arguments from 13 and 14, and load_image's trailing entry changed in
+   13 (common/gomp-abi.h).
+
+   libgomp says nothing of its version to a plugin, but each release adds
+   a symbol-version node to libgomp.so.1 (libgomp/libgomp.map), which
+   dlvsym can ask for: GOMP_5.1.1 (GCC 13), GOMP_5.1.2 (14), GOMP_5.1.3
+   and GOMP_6.0 (15), GOMP_6.0.1 (16).  The libgomp asked is the object
+   that defines the GOMP_PLUGIN_error the plugin is bound to (dladdr),
+   not whichever one comes first in the global scope: a program may load
+   libgomp privately, through a library dlopened RTLD_LOCAL.  (A callback
+   the plugin calls anyway: taking the address of one it did not need
+   would make the plugin unloadable by a program that lacks it.)
+
+   The test harnesses stand in for libgomp in their own executable, which
+   has no version nodes: an object that defines an int named
+   offloadkit_standin_libgomp_gcc (no libgomp does) is taken to be the
+   libgomp of that GCC version.  */
+
+#define _GNU_SOURCE 1
+#include <dlfcn.h>
+#include <pthread.h>
+
+#include "plugin-core.h"
+
+/* A symbol each libgomp version node holds, newest first.  */
+static const struct
+{
+  int gcc;
+  const char *symbol, *node;
+} abi_nodes[] = {
+  { 16, "omp_target_memset", "GOMP_6.0.1" },
+  { 15, "omp_get_device_from_uid", "GOMP_6.0" },
+  { 15, "GOMP_interop", "GOMP_5.1.3" },
+  { 14, "GOMP_add_alloc", "GOMP_5.1.2" },
+  { 13, "GOMP_taskwait_depend_nowait", "GOMP_5.1.1" },
+};
+
+static pthread_once_t abi_once = PTHREAD_ONCE_INIT;
+static int abi_gcc = 12;
+
+static void
+abi_detect (void)
+{
+  Dl_info info;
+  void *handle = NULL;
+  const char *file = "?";
+  if (dladdr ((void *) &GOMP_PLUGIN_error, &info) != 0
+      && info.dli_fname != NULL)
+    {
+      file = info.dli_fname;
+      handle = dlopen (info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    }
+  if (handle == NULL)
+    /* GOMP_PLUGIN_error is the executable's (dladdr names it by argv[0],
+       which dlopen cannot find): a test harness.  */
+    handle = dlopen (NULL, RTLD_LAZY);
+  if (handle == NULL)
+    {
+      OK_DEBUG ("cannot tell which libgomp loaded the plugin (%s);"
+		" assuming GCC 12's", file);
+      return;
+    }
+
+  const char *how = "no newer version node";
+  const int *standin = dlsym (handle, "offloadkit_standin_libgomp_gcc");
+  if (standin != NULL && *standin >= 12 && *standin <= 16)
+    {
+      abi_gcc = *standin;
+      how = "a test stand-in";
+    }
+  else
+    for (size_t i = 0; i < sizeof abi_nodes / sizeof abi_nodes[0]; i++)
+      if (dlvsym (handle, abi_nodes[i].symbol, abi_nodes[i].node) != NULL)
+	{
+	  abi_gcc = abi_nodes[i].gcc;
+	  how = abi_nodes[i].node;
+	  break;
+	}
+  dlclose (handle);
+  OK_DEBUG ("loaded by libgomp of GCC %d (%s in %s): plugin interface"
+	    " version %d", abi_gcc, how, file,
+	    OK_GOMP_VERSION_OF_GCC (abi_gcc));
+}
+
+int
+ok_libgomp_gcc (void)
+{
+  pthread_once (&abi_once, abi_detect);
+  return abi_gcc;
+}
+
+unsigned
+ok_libgomp_version (void)
+{
+  return OK_GOMP_VERSION_OF_GCC (ok_libgomp_gcc ());
+}
+
+struct ok_trailing_var
+ok_trailing_var (void)
+{
+  struct ok_trailing_var v;
+  if (ok_libgomp_gcc () >= 13)
+    {
+      v.name = OK_GOMP_ICVS_VAR;
+      v.size = OK_GOMP_ICVS_SIZE;
+    }
+  else
+    {
+      v.name = OK_GOMP_DEVICE_NUM_VAR;
+      v.size = sizeof (int);
+    }
+  return v;
+}

@@ -1,0 +1,342 @@
+/* plugin-harness: the plugin's answers in the ABI of each libgomp it may
+   be loaded by (GCC 12 to 16), on emulated devices.  The stand-in plays
+   the libgomp of one GCC version per child process
+   (offloadkit_standin_libgomp_gcc), since the plugin detects it once.
+
+   Checked per version: GOMP_OFFLOAD_version, get_num_devices with
+   "requires" masks (-1 when unmet), load_image's extra arguments and
+   trailing entry (__gomp_device_num, or the 16-byte ICV block from 13),
+   library versions in the version word; and the entry points added by
+   libgomp 14 and 16 (memset, memcpy2d, memcpy3d), byte by byte.  */
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gomp-abi.h"
+#include "gomp-standin.h"
+#include "offload-desc.h"
+#include "plugin-harness.h"
+
+/* The entry points as libgomp 13+ declares them.  */
+typedef int (*get_num_devices_13) (unsigned);
+typedef int (*load_image_14) (int, unsigned, const void *,
+			      struct ok_addr_pair **, uint64_t **,
+			      uint64_t *);
+typedef bool (*memset_fn) (int, void *, int, size_t);
+typedef int (*memcpy2d_fn) (int, int, size_t, size_t, void *, size_t, size_t,
+			    size_t, const void *, size_t, size_t, size_t);
+typedef int (*memcpy3d_fn) (int, int, size_t, size_t, size_t, void *, size_t,
+			    size_t, size_t, size_t, size_t, const void *,
+			    size_t, size_t, size_t, size_t, size_t);
+
+/* ------------------------------------------------------------------ */
+/* A one-function, one-variable image.  */
+
+static __thread int abi_device_num = -1;
+
+static int *
+abi_device_num_slot (void)
+{
+  return &abi_device_num;
+}
+
+/* Reports the device number the plugin set for the region's thread.  */
+static void
+abi_region (void **tgt_vars)
+{
+  long *out = tgt_vars[0];
+  out[0] = abi_device_num;
+}
+
+static int abi_var = 3;
+static void *const abi_funcs[] = { (void *) abi_region };
+static void *const abi_vars[] = { &abi_var, (void *) sizeof abi_var };
+static const char *const abi_func_names[] = { "abi_region" };
+static const char *const abi_var_names[] = { "abi_var" };
+static const unsigned char abi_ptx[] = "// not really PTX\n";
+static struct ok_tgt_desc abi_tgt;
+static struct ok_openmp_target abi_desc;
+
+static void
+abi_build (void)
+{
+  abi_tgt = (struct ok_tgt_desc) {
+    .device_type = OK_GOMP_DEVICE_NVIDIA_PTX, .image_format = OK_IMAGE_PTX,
+    .image_start = abi_ptx, .image_end = abi_ptx + sizeof abi_ptx,
+    .num_funcs = 1, .num_vars = 1,
+    .func_names = abi_func_names, .var_names = abi_var_names };
+  abi_desc = (struct ok_openmp_target) {
+    .host = { abi_funcs, abi_funcs + 1, abi_vars, abi_vars + 2 },
+    .magic = OK_DESC_MAGIC, .desc_version = OK_DESC_VERSION,
+    .dev_version = OK_DEV_VERSION, .num_targets = 1, .targets = &abi_tgt,
+    .device_num_slot = abi_device_num_slot };
+}
+
+/* ------------------------------------------------------------------ */
+/* Children.  */
+
+struct abi_child
+{
+  int gcc;			/* The libgomp played.  */
+  unsigned mask;		/* For get_num_devices.  */
+  int expect;			/* Its answer.  */
+  void (*fn) (int gcc);		/* More checks, or NULL.  */
+};
+
+static bool
+abi_child_body (void *arg)
+{
+  const struct abi_child *c = arg;
+  offloadkit_standin_libgomp_gcc = c->gcc;
+  setenv ("OFFLOADKIT_EMULATE", "2", 1);
+  if (!standin_open_plugin (plugin_path))
+    return false;
+  unsigned want = OK_GOMP_VERSION_OF_GCC (c->gcc);
+  check ("version", p_version () == want);
+  get_num_devices_13 num = (get_num_devices_13) (void *) p_get_num_devices;
+  int n = num (c->mask);
+  if (n != c->expect)
+    fprintf (stderr, "get_num_devices (%#x): %d, expected %d\n", c->mask, n,
+	     c->expect);
+  check ("get_num_devices", n == c->expect);
+  check ("get_num_devices again", num (c->mask) == c->expect);
+  if (c->fn != NULL)
+    c->fn (c->gcc);
+  standin_close_plugin ();
+  return true;
+}
+
+static void
+abi_child (const char *what, int gcc, unsigned mask, int expect,
+	   void (*fn) (int), bool quiet)
+{
+  char name[128];
+  snprintf (name, sizeof name, "abi %d: %s", gcc, what);
+  struct abi_child c = { gcc, mask, expect, fn };
+  standin_in_child (name, abi_child_body, &c, quiet);
+}
+
+/* load_image as libgomp GCC passes its arguments; the trailing entry.  */
+static void
+abi_load (int gcc)
+{
+  check ("init", p_init_device (0));
+  abi_build ();
+  load_image_14 load = (load_image_14) (void *) p_load_image;
+  struct ok_addr_pair *t = NULL;
+  uint64_t *rev = (uint64_t *) &t;	/* Not NULL: the plugin must clear it.  */
+  uint64_t ind[1] = { 0 };
+  unsigned lib = OK_GOMP_VERSION_OF_GCC (gcc);
+  unsigned ver = OK_GOMP_VERSION_PACK (lib, OK_DEV_VERSION);
+  int n = load (0, ver, &abi_desc, &t, gcc >= 13 ? &rev : NULL,
+		gcc >= 14 ? ind : NULL);
+  check ("funcs + vars + 1 entries", n == 3 && t != NULL);
+  if (n != 3 || t == NULL)
+    {
+      fprintf (stderr, "load_image: %d: %s\n", n, last_error ());
+      return;
+    }
+  if (gcc >= 13)
+    check ("no reverse-offload table", rev == NULL);
+  size_t size = gcc >= 13 ? OK_GOMP_ICVS_SIZE : sizeof (int);
+  check ("trailing entry's size",
+	 t[2].start != 0 && t[2].end - t[2].start == size);
+  unsigned char zero[OK_GOMP_ICVS_SIZE] = { 0 }, got[OK_GOMP_ICVS_SIZE];
+  memset (got, 0xff, sizeof got);
+  check ("trailing entry: dev2host",
+	 p_dev2host (0, got, (void *) t[2].start, size));
+  check ("trailing entry starts zeroed", memcmp (got, zero, size) == 0);
+
+  /* libgomp writes its number of the device there: the int, or the
+     first member of struct gomp_offload_icvs.  */
+  int icvs[4] = { 5, 1, 8, 64 };
+  check ("trailing entry: host2dev of libgomp's values",
+	 p_host2dev (0, (void *) t[2].start, icvs, size));
+  long *out = p_alloc (0, sizeof (long));
+  void **tv = p_alloc (0, sizeof (void *));
+  p_host2dev (0, tv, &out, sizeof out);
+  p_run (0, (void *) abi_region, tv, NULL);
+  long seen = -9;
+  p_dev2host (0, &seen, out, sizeof seen);
+  check ("region sees the device number libgomp wrote", seen == 5);
+  p_free (0, out);
+  p_free (0, tv);
+  free (t);
+  check ("unload", p_unload_image (0, ver, &abi_desc));
+
+  /* The version word may carry the library version of any libgomp up to
+     the running one's (the wrapper registers in its compiler's form).  */
+  for (unsigned l = 1; l <= OK_GOMP_VERSION_MAX; l++)
+    {
+      char name[96];
+      unsigned v = OK_GOMP_VERSION_PACK (l, OK_DEV_VERSION);
+      int e = errors_now ();
+      t = NULL;
+      rev = NULL;
+      n = load (0, v, &abi_desc, &t, gcc >= 13 ? &rev : NULL, NULL);
+      snprintf (name, sizeof name, "image of library version %u %s", l,
+		l <= lib ? "accepted" : "refused");
+      if (l <= lib)
+	check (name, n == 3 && p_unload_image (0, v, &abi_desc));
+      else
+	check (name, n == -1 && error_says (e, "needs libgomp version", NULL));
+      free (t);
+    }
+  check ("fini", p_fini_device (0));
+}
+
+/* ------------------------------------------------------------------ */
+/* libgomp 14 and 16's copies and memset, on emulated devices.  */
+
+static void
+abi_memory (int gcc)
+{
+  (void) gcc;
+  memset_fn ms;
+  memcpy2d_fn m2;
+  memcpy3d_fn m3;
+  check ("memset exported", standin_plugin_sym ("GOMP_OFFLOAD_memset", &ms));
+  check ("memcpy2d exported",
+	 standin_plugin_sym ("GOMP_OFFLOAD_memcpy2d", &m2));
+  check ("memcpy3d exported",
+	 standin_plugin_sym ("GOMP_OFFLOAD_memcpy3d", &m3));
+  if (ms == NULL || m2 == NULL || m3 == NULL)
+    return;
+  check ("init", p_init_device (0) && p_init_device (1));
+
+  /* memset, larger than the core's 64 KiB buffer, and inside a range.  */
+  size_t big = 200 * 1024 + 3;
+  unsigned char *p = p_alloc (0, big), *back = malloc (big);
+  check ("memset: whole", ms (0, p, 0x1ab, big));
+  check ("memset: part", ms (0, p + 70000, 0x11, 5));
+  check ("memset: nothing", ms (0, p, 0x22, 0));
+  memset (back, 0, big);
+  p_dev2host (0, back, p, big);
+  bool ok = true;
+  for (size_t i = 0; i < big; i++)
+    ok &= back[i] == (i >= 70000 && i < 70005 ? 0x11 : 0xab);
+  check ("memset: every byte", ok);
+  int e = errors_now ();
+  check ("memset past the allocation fails", !ms (0, p + big - 2, 0, 4));
+  check ("memset past the allocation: one message",
+	 errors_now () == e + 1);
+  e = errors_now ();
+  check ("memset on an uninitialised device fails", !ms (2, p, 0, 1));
+  check ("memset on an uninitialised device: message",
+	 error_says (e, "no device 2", NULL));
+  p_free (0, p);
+  free (back);
+
+  /* 2D: a 3 x 4 block of a 6 x 10 int array at (2, 3), to a 5 x 7 array
+     at (1, 2), host to device, device to device, device to host.  */
+  enum { R = 6, C = 10, R2 = 5, C2 = 7 };
+  int src[R][C], dst[R2][C2], dst2[R2][C2];
+  for (int i = 0; i < R * C; i++)
+    ((int *) src)[i] = i;
+  int *d = p_alloc (0, sizeof dst), *d2 = p_alloc (0, sizeof dst2);
+  memset (dst, 0xee, sizeof dst);
+  p_host2dev (0, d, dst, sizeof dst);
+  p_host2dev (0, d2, dst, sizeof dst);
+  size_t is = sizeof (int);
+  check ("memcpy2d: host to device",
+	 m2 (0, -1, 4 * is, 3, d, 2 * is, 1, C2 * is, src, 3 * is, 2, C * is)
+	 == 1);
+  check ("memcpy2d: device to device",
+	 m2 (0, 0, 4 * is, 3, d2, 2 * is, 1, C2 * is, d, 2 * is, 1, C2 * is)
+	 == 1);
+  memset (dst2, 0, sizeof dst2);
+  check ("memcpy2d: device to host",
+	 m2 (-1, 0, C2 * is, R2, dst2, 0, 0, C2 * is, d2, 0, 0, C2 * is)
+	 == 1);
+  ok = true;
+  for (int i = 0; i < R2; i++)
+    for (int j = 0; j < C2; j++)
+      {
+	bool in = i >= 1 && i < 4 && j >= 2 && j < 6;
+	int want = in ? src[i + 1][j + 1] : (int) 0xeeeeeeee;
+	ok &= dst2[i][j] == want;
+      }
+  check ("memcpy2d: every element", ok);
+  check ("memcpy2d: between two devices left to libgomp",
+	 m2 (1, 0, is, 1, d, 0, 0, is, d2, 0, 0, is) == -1);
+  e = errors_now ();
+  check ("memcpy2d: overflowing offsets fail",
+	 m2 (0, -1, is, 1, d, SIZE_MAX / 2, 4, C2 * is, src, 0, 0, is) == 0
+	 && errors_now () == e + 1);
+  e = errors_now ();
+  check ("memcpy2d: a row outside the allocation fails",
+	 m2 (0, -1, is, 2, d, 0, R2, C2 * is, src, 0, 0, is) == 0
+	 && errors_now () == e + 1);
+  p_free (0, d);
+  p_free (0, d2);
+
+  /* 3D: a 2 x 2 x 3 block of a 3 x 4 x 5 array at (1, 1, 2), to the
+     origin of a 2 x 3 x 4 device array, and back to a host array at
+     (1, 2, 1) of 3 x 4 x 5.  */
+  int a[3][4][5], b[3][4][5];
+  for (int i = 0; i < 60; i++)
+    ((int *) a)[i] = 100 + i, ((int *) b)[i] = -1;
+  int *dd = p_alloc (1, 2 * 3 * 4 * sizeof (int));
+  int fill[24];
+  for (int i = 0; i < 24; i++)
+    fill[i] = -7;
+  p_host2dev (1, dd, fill, sizeof fill);
+  check ("memcpy3d: host to device",
+	 m3 (1, -1, 3 * is, 2, 2, dd, 0, 0, 0, 4 * is, 3,
+	     a, 2 * is, 1, 1, 5 * is, 4) == 1);
+  check ("memcpy3d: device to host",
+	 m3 (-1, 1, 3 * is, 2, 2, b, 1 * is, 2, 1, 5 * is, 4,
+	     dd, 0, 0, 0, 4 * is, 3) == 1);
+  ok = true;
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 4; j++)
+      for (int k = 0; k < 5; k++)
+	{
+	  bool in = i >= 1 && i < 3 && j >= 2 && j < 4 && k >= 1 && k < 4;
+	  int want = in ? a[i][j - 1][k + 1] : -1;
+	  ok &= b[i][j][k] == want;
+	}
+  check ("memcpy3d: every element", ok);
+  int dback[24];
+  p_dev2host (1, dback, dd, sizeof dback);
+  ok = true;
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 3; j++)
+      for (int k = 0; k < 4; k++)
+	ok &= dback[(i * 3 + j) * 4 + k] == (j < 2 && k < 3
+					     ? a[i + 1][j + 1][k + 2] : -7);
+  check ("memcpy3d: device bytes outside the block untouched", ok);
+  check ("memcpy3d: nothing to copy", m3 (1, -1, 0, 0, 0, dd, 0, 0, 0, 0, 0,
+					   a, 0, 0, 0, 0, 0) == 1);
+  p_free (1, dd);
+  check ("fini", p_fini_device (0) && p_fini_device (1));
+}
+
+void
+abi_tests (void)
+{
+  const unsigned ua = OK_GOMP_REQUIRES_UNIFIED_ADDRESS;
+  const unsigned usm = OK_GOMP_REQUIRES_UNIFIED_SHARED_MEMORY;
+  const unsigned ro = OK_GOMP_REQUIRES_REVERSE_OFFLOAD;
+  const unsigned used = OK_GOMP_REQUIRES_TARGET_USED;
+  const unsigned self = OK_GOMP_REQUIRES_SELF_MAPS;
+
+  for (int gcc = 12; gcc <= 16; gcc++)
+    {
+      abi_child ("no requirements", gcc, 0, 2, NULL, true);
+      /* libgomp 12 passes no mask: whatever is in the register is not
+	 read.  */
+      abi_child ("unified_shared_memory", gcc, usm, gcc >= 13 ? -1 : 2,
+		 NULL, true);
+      abi_child ("load_image", gcc, 0, 2, abi_load, false);
+    }
+  abi_child ("unified_address, reverse_offload", 13, ua | ro | used, 2,
+	     NULL, true);
+  abi_child ("reverse_offload", 16, ro, 2, NULL, true);
+  abi_child ("self_maps", 15, self, -1, NULL, true);
+  abi_child ("an unknown requirement", 14, 0x800, -1, NULL, true);
+  abi_child ("memset, memcpy2d, memcpy3d", 16, 0, 2, abi_memory, false);
+  abi_child ("memset, memcpy2d, memcpy3d", 12, 0, 2, abi_memory, false);
+}
