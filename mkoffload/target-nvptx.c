@@ -90,9 +90,7 @@ run_accel_compiler (struct mko_ctx *ctx, const char *ptx)
   const char *const *env = mko_accel_env (ctx, NULL, &requires_file);
   struct ok_command cmd = { .argv = a.v, .unset_env = mko_accel_unset_env,
 			    .set_env = env };
-  int rc = ok_run_command (&cmd);
-  if (rc > 0)
-    ok_error ("'%s' exited with status %d", a.v[0], rc);
+  int rc = ok_run_checked (&cmd);
   free (a.v);
   free (dumpbase);
   if (rc != 0)

@@ -217,13 +217,19 @@ ok_run_command (const struct ok_command *cmd)
 }
 
 int
+ok_run_checked (const struct ok_command *cmd)
+{
+  int rc = ok_run_command (cmd);
+  if (rc > 0)
+    ok_error ("'%s' exited with status %d", cmd->argv[0], rc);
+  return rc == 0 ? 0 : -1;
+}
+
+int
 ok_run_argv (const char *const *argv, const char *const *unset_env)
 {
   struct ok_command cmd = { .argv = argv, .unset_env = unset_env };
-  int rc = ok_run_command (&cmd);
-  if (rc > 0)
-    ok_error ("'%s' exited with status %d", argv[0], rc);
-  return rc == 0 ? 0 : -1;
+  return ok_run_checked (&cmd);
 }
 
 /* ---- Several commands at a time (ok_run_commands).  ----------------- */

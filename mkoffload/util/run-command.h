@@ -35,6 +35,11 @@ void ok_run_set_tmpdir (const char *dir);
    line is first printed to stderr.  */
 int ok_run_command (const struct ok_command *cmd);
 
+/* Run CMD; 0 when it exited with 0; otherwise report one error ("'CMD'
+   exited with status N") unless ok_run_command already did, and return
+   -1.  */
+int ok_run_checked (const struct ok_command *cmd);
+
 /* Shorthand: run ARGV with inherited stdout; 0 when it exited with 0;
    otherwise report one error ("'CMD' exited with status N") unless
    ok_run_command already did, and return -1.  */
