@@ -214,21 +214,6 @@ ptx_with (const char *ptx, const char *from, const char *to)
   return s;
 }
 
-/* load_image as libgomp 14 calls it: two more arguments.  */
-static int
-load_14 (int dev, unsigned ver, const void *data, struct ok_addr_pair **t)
-{
-  int (*load6) (int, unsigned, const void *, struct ok_addr_pair **,
-		uint64_t **, uint64_t *)
-    = (int (*) (int, unsigned, const void *, struct ok_addr_pair **,
-		uint64_t **, uint64_t *)) (void *) p_load_image;
-  uint64_t *rev = (uint64_t *) t;
-  *t = NULL;
-  int n = load6 (dev, ver, data, t, &rev, NULL);
-  check ("load_image clears the reverse-offload table", rev == NULL);
-  return n;
-}
-
 /* Loaded by libgomp 14 (the stand-in plays it): the trailing entry is the
    16-byte __gomp_additional_icvs, in our images and GCC's.  */
 void
@@ -253,7 +238,7 @@ child_libgomp14 (void)
   image_init (&im);
   image_add_ptx (&im, icvs);
   struct ok_addr_pair *t = NULL;
-  int n = load_14 (0, ver3, &im.d, &t);
+  int n = standin_load_image_14 (0, ver3, &im.d, &t);
   check ("image with __gomp_additional_icvs: loads",
 	 n == NFUNCS + NVARS + 1);
   uintptr_t a = 0;
@@ -289,7 +274,7 @@ child_libgomp14 (void)
   /* GCC 12's variable is not what libgomp 14 wants: no entry.  */
   image_init (&im);
   image_add_ptx (&im, base);
-  n = load_14 (0, ver3, &im.d, &t);
+  n = standin_load_image_14 (0, ver3, &im.d, &t);
   check ("image with only __gomp_device_num: entry {0, 0}",
 	 n == NFUNCS + NVARS + 1 && t[NFUNCS + NVARS].start == 0
 	 && t[NFUNCS + NVARS].end == 0);
@@ -300,7 +285,7 @@ child_libgomp14 (void)
   image_init (&im);
   image_add_ptx (&im, small);
   e = errors_now ();
-  n = load_14 (0, ver3, &im.d, &t);
+  n = standin_load_image_14 (0, ver3, &im.d, &t);
   check ("__gomp_additional_icvs of 4 bytes: refused", n == -1);
   check ("__gomp_additional_icvs of 4 bytes: message",
 	 error_says (e, "'__gomp_additional_icvs' has 4 bytes", "expected 16",
@@ -317,12 +302,12 @@ child_libgomp14 (void)
   static const struct ok_gcc_fn_launch fns[] = { { "k_plain", { 0, 0, 0 } } };
   struct ok_gcc_nvptx_data g = { objs, 1, gvars, 1, fns, 1, 2 };
   e = errors_now ();
-  n = load_14 (0, gver, &g, &t);
+  n = standin_load_image_14 (0, gver, &g, &t);
   check ("GCC-format image with indirect functions: refused", n == -1);
   check ("GCC-format image with indirect functions: message",
 	 error_says (e, "2 `declare target indirect' functions", NULL));
   g.ind_fn_num = 0;
-  n = load_14 (0, gver, &g, &t);
+  n = standin_load_image_14 (0, gver, &g, &t);
   check ("GCC-format image: 3 entries", n == 3);
   f_global ("__gomp_additional_icvs", &a, &s);
   check ("GCC-format image: trailing entry __gomp_additional_icvs",

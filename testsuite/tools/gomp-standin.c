@@ -391,3 +391,18 @@ wait_completions (int n, int seconds)
       break;
   pthread_mutex_unlock (&cb_lock);
 }
+
+int
+standin_load_image_14 (int dev, unsigned version, const void *data,
+		       struct ok_addr_pair **table)
+{
+  int (*load6) (int, unsigned, const void *, struct ok_addr_pair **,
+		uint64_t **, uint64_t *)
+    = (int (*) (int, unsigned, const void *, struct ok_addr_pair **,
+		uint64_t **, uint64_t *)) (void *) p_load_image;
+  uint64_t *rev = (uint64_t *) table;
+  *table = NULL;
+  int n = load6 (dev, version, data, table, &rev, NULL);
+  check ("load_image clears the reverse-offload table", rev == NULL);
+  return n;
+}

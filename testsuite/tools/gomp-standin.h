@@ -72,6 +72,11 @@ extern bool (*p_fini_device) (int);
 extern int (*p_load_image) (int, unsigned, const void *,
 			    struct ok_addr_pair **);
 extern bool (*p_unload_image) (int, unsigned, const void *);
+/* p_load_image as libgomp 14 and newer call it, with a reverse-offload
+   table to fill and no host table of indirect functions; checks that the
+   plugin clears the reverse-offload table.  */
+int standin_load_image_14 (int dev, unsigned version, const void *data,
+			   struct ok_addr_pair **table);
 extern void *(*p_alloc) (int, size_t);
 extern bool (*p_free) (int, void *);
 extern bool (*p_host2dev) (int, void *, const void *, size_t);

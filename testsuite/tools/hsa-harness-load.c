@@ -239,20 +239,6 @@ test_gcc_image (void)
   check_no_bad_calls ("GCC's image: no invalid runtime calls", bad);
 }
 
-/* load_image as libgomp 14 calls it (two more arguments); N entries.  */
-static int
-load_14 (int dev, unsigned ver, const void *data, struct ok_addr_pair **t)
-{
-  int (*load6) (int, unsigned, const void *, struct ok_addr_pair **,
-		uint64_t **, uint64_t *)
-    = (int (*) (int, unsigned, const void *, struct ok_addr_pair **,
-		uint64_t **, uint64_t *)) (void *) p_load_image;
-  uint64_t *rev = (uint64_t *) t;
-  *t = NULL;
-  int n = load6 (dev, ver, data, t, &rev, NULL);
-  check ("load_image clears the reverse-offload table", rev == NULL);
-  return n;
-}
 
 /* Loaded by libgomp 14 (the stand-in plays it): the trailing entry is
    __gomp_additional_icvs, 16 bytes, or {0, 0} for an image without it
@@ -274,7 +260,7 @@ child_libgomp14 (void)
   unsigned ver3 = OK_GOMP_VERSION_PACK (3, OK_GOMP_VERSION_DEV
 					      (ours->version));
   struct ok_addr_pair *t = NULL;
-  int n = load_14 (0, ver3, our_desc, &t);
+  int n = standin_load_image_14 (0, ver3, our_desc, &t);
   check ("our image loads", n == (int) (nfuncs + nvars + 1));
   if (n > 0)
     {
@@ -293,7 +279,7 @@ child_libgomp14 (void)
   if (gccs != NULL)
     {
       int e = errors_now ();
-      n = load_14 (0, OK_GOMP_VERSION_PACK (2, OK_GCC_DEV_VERSION_GCN_13),
+      n = standin_load_image_14 (0, OK_GOMP_VERSION_PACK (2, OK_GCC_DEV_VERSION_GCN_13),
 		   gccs->target_data, &t);
       check ("GCC 13's device version 3: refused", n == -1);
       check ("GCC 13's device version 3: message",
