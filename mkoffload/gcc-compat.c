@@ -253,23 +253,27 @@ mko_accel_libs (struct mko_ctx *ctx, struct mko_argv *a)
      of the driver (g++ links libstdc++, gfortran libgfortran) and the
      math library, which the accel driver does not link by default (its
      LIB_SPEC is -lc) and costs nothing when unused (an archive).  */
-  const char *base = strrchr (ctx->collect_gcc, '/');
-  base = base ? base + 1 : ctx->collect_gcc;
-  const char *lib = NULL;
-  if (strstr (base, "gfortran"))
-    lib = "gfortran";
-  else if (strstr (base, "g++") || strstr (base, "c++"))
-    lib = "stdc++";
-  if (lib)
+  if (ctx->accel_lang_lib == NULL)
     {
+      /* Found out once: the amdgcn mkoffload links once per -march.  */
+      const char *base = strrchr (ctx->collect_gcc, '/');
+      base = base ? base + 1 : ctx->collect_gcc;
+      const char *lib = NULL;
+      if (strstr (base, "gfortran"))
+	lib = "gfortran";
+      else if (strstr (base, "g++") || strstr (base, "c++"))
+	lib = "stdc++";
+      ctx->accel_lang_lib = "";
       /* Debian's GCC 12 and 13 accel packages have no device libstdc++:
 	 a region that needs it fails to link as it would with GCC's
 	 mkoffload, but one that does not must not.  */
-      if (accel_has_library (ctx, lib))
-	mko_argv_push (a, xasprintf ("-l%s", lib));
-      else
+      if (lib && accel_has_library (ctx, lib))
+	ctx->accel_lang_lib = xasprintf ("-l%s", lib);
+      else if (lib)
 	ok_inform ("the accel compiler has no lib%s.a: not linked", lib);
     }
+  if (*ctx->accel_lang_lib)
+    mko_argv_push (a, ctx->accel_lang_lib);
   mko_argv_push (a, "-lm");
 }
 

@@ -86,6 +86,10 @@ struct mko_ctx
      (GCC 13 and newer; 0 before), for the wrapper's registration.  */
   uint32_t omp_requires;
   int have_omp_requires;
+  /* GCC 12 and 13: the device library of the driver's language that
+     mko_accel_libs links ("-lstdc++", "-lgfortran"; "" for none), once
+     found out; NULL before.  */
+  const char *accel_lang_lib;
 
   /* Filled in by the target's build (): the images of the device code,
      in the order the descriptor lists them (one struct ok_tgt_desc
