@@ -14,6 +14,7 @@
    A is hexadecimal (0x906); E is 224 for an AMD GPU code object; K is 1
    when the image has a kernel_info table.  */
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,6 +26,8 @@ const void *const __offload_func_table[1];
 const void *const __offload_funcs_end[1];
 const void *const __offload_var_table[1];
 const void *const __offload_vars_end[1];
+const void *const __offload_ind_func_table[1];
+const void *const __offload_ind_funcs_end[1];
 
 int
 omp_get_initial_device (void)
@@ -76,8 +79,12 @@ void
 GOMP_offload_register_ver (unsigned version, const void *host_table,
 			   int device_type, const void *target_data)
 {
+  /* From library version 2 (GCC 13) the registered data begins with the
+     program's requires mask, as libgomp's GOMP_offload_register_ver
+     reads it; the descriptor follows.  */
   const struct ok_openmp_target *d = target_data;
-  (void) version;
+  if ((version >> 16) >= 2)
+    d = (const void *) ((const uintptr_t *) target_data + 1);
   (void) host_table;
   (void) device_type;
 #ifdef DESC_DUMP_GCN
