@@ -83,9 +83,65 @@ core_image_end (struct ok_device *dev, struct ok_loaded_image *img,
   ok_images_release (dev);
 }
 
+/* libgomp 13+ copies its ICVs for a device (struct gomp_offload_icvs:
+   the device number, nteams, ...) into the block that load_image returns
+   as the table's trailing entry, and enters the block in the device's
+   address map under the address of its own host copy, of which there is
+   one per device.  A second image with a block of its own (a program and
+   a shared library whose device code both read the ICVs) would be a
+   second entry at the same address, on which libgomp stops with
+   "Duplicate node" (GCC's own plugins too).  libgomp never removes the
+   entry, so it gets the first block a device loads for as long as the
+   process runs, and the core copies the ICVs into each later image's
+   block itself, leaving that image's trailing entry {0, 0}.  The owner's
+   block is read when the second image loads, or when the owner is
+   unloaded first.  ENTRY is IMG's trailing entry.  */
+static bool
+core_share_icvs (struct core_slot *slot, struct ok_device *dev,
+		 struct ok_loaded_image *img, struct ok_addr_pair *entry)
+{
+  if (ok_trailing_var ().size != OK_GOMP_ICVS_SIZE || entry->start == 0)
+    return true;
+  if (slot->icv_block == 0)
+    {
+      slot->icv_block = entry->start;
+      img->icv_owner = true;
+      return true;
+    }
+  if (!slot->icv_cached)
+    {
+      if (!dev->backend->dev2host (dev, slot->icv_cache,
+				   (const void *) slot->icv_block,
+				   sizeof slot->icv_cache))
+	return false;
+      slot->icv_cached = true;
+    }
+  if (!dev->backend->host2dev (dev, (void *) entry->start, slot->icv_cache,
+			       sizeof slot->icv_cache))
+    return false;
+  entry->start = entry->end = 0;
+  return true;
+}
+
+/* Before IMG, about to be unloaded from DEV, takes the ICV block libgomp
+   knows with it: keep its contents for the images loaded later.  */
+static void
+core_keep_icvs (struct ok_device *dev, struct ok_loaded_image *img)
+{
+  if (!img->icv_owner || dev->broken)
+    return;
+  struct core_slot *slot = core_slot (dev->ord, "keep the device's ICVs");
+  if (slot != NULL && !slot->icv_cached
+      && dev->backend->dev2host (dev, slot->icv_cache,
+				 (const void *) slot->icv_block,
+				 sizeof slot->icv_cache))
+    slot->icv_cached = true;
+}
+
 /* Load an image in GCC's own format through the backend's hook.  */
 static int
-core_load_gcc_image (struct ok_device *dev, unsigned version,
+core_load_gcc_image (struct core_slot *slot, struct ok_device *dev,
+		     unsigned version,
 		     const void *target_data, struct ok_addr_pair **table)
 {
   if (target_data == NULL)
@@ -102,6 +158,13 @@ core_load_gcc_image (struct ok_device *dev, unsigned version,
 				  .trailing = ok_trailing_var () };
   uint64_t start = ok_trace_on () ? ok_trace_now () : 0;
   bool loaded = dev->backend->load_gcc_image (dev, &req, &img->handle);
+  if (loaded && req.count > 0
+      && !core_share_icvs (slot, dev, img, &req.table[req.count - 1]))
+    {
+      dev->backend->unload_image (dev, img->handle);
+      free (req.table);
+      loaded = false;
+    }
   core_image_end (dev, img, loaded);
   if (!loaded)
     return -1;
@@ -165,7 +228,8 @@ GOMP_OFFLOAD_load_image (int ord, unsigned version, const void *target_data,
     {
       /* The other format libgomp routes to a plugin of this name.  */
       if (dev->backend->load_gcc_image != NULL)
-	result = core_load_gcc_image (dev, version, target_data, table);
+	result = core_load_gcc_image (slot, dev, version, target_data,
+				      table);
       else
 	ok_error ("device %d (%s) cannot load an offload image in GCC's own"
 		  " format (device version %u, expected offloadkit's %u):"
@@ -195,6 +259,12 @@ GOMP_OFFLOAD_load_image (int ord, unsigned version, const void *target_data,
 	  uint64_t start = ok_trace_on () ? ok_trace_now () : 0;
 	  req.table = GOMP_PLUGIN_malloc_cleared (count * sizeof *req.table);
 	  bool loaded = dev->backend->load_image (dev, &req, &img->handle);
+	  if (loaded
+	      && !core_share_icvs (slot, dev, img, &req.table[count - 1]))
+	    {
+	      dev->backend->unload_image (dev, img->handle);
+	      loaded = false;
+	    }
 	  core_image_end (dev, img, loaded);
 	  if (!loaded)
 	    free (req.table);
@@ -258,6 +328,7 @@ GOMP_OFFLOAD_unload_image (int ord, unsigned version, const void *target_data)
       else
 	{
 	  *link = img->next;
+	  core_keep_icvs (dev, img);
 	  ok = core_image_unload (dev, img);
 	}
       ok_images_release (dev);

@@ -33,6 +33,12 @@ struct core_slot
      from one of its threads, or its driver is gone), kept here so that it
      stays reachable until the process ends.  */
   struct ok_device *left;
+  /* libgomp 13+'s ICV block of the device (core-images.c,
+     core_share_icvs): the device address of the one libgomp was given
+     (0: none yet), and its contents once read, for later images.  */
+  uintptr_t icv_block;
+  bool icv_cached;
+  unsigned char icv_cache[OK_GOMP_ICVS_SIZE];
 };
 
 /* Device slot ORD, or NULL after an error saying that WHAT failed.  */

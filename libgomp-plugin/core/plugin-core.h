@@ -121,6 +121,8 @@ struct ok_loaded_image
   struct ok_loaded_image *next;
   const void *target_data;	/* What libgomp gave load_image.  */
   void *handle;			/* The backend's.  */
+  /* Its ICV block is the one libgomp knows (core_share_icvs).  */
+  bool icv_owner;
 };
 
 /* Keep DEV's set of loaded images as it is until ok_images_release: the

@@ -188,6 +188,103 @@ abi_load (int gcc)
 }
 
 /* ------------------------------------------------------------------ */
+/* Two images on one device, as a program and a shared library: libgomp
+   13+ enters one ICV block per device in its address map (a second would
+   stop it with "Duplicate node"), so the plugin gives it the first image's
+   and fills the other images' blocks itself.  */
+
+static int abi_var_b = 4;
+static void *const abi_funcs_b[] = { (void *) abi_region };
+static void *const abi_vars_b[] = { &abi_var_b, (void *) sizeof abi_var_b };
+static struct ok_openmp_target abi_desc_b;
+
+/* Load DESC as libgomp GCC does; its table (3 entries), or NULL.  */
+static struct ok_addr_pair *
+abi_load_one (int gcc, const struct ok_openmp_target *desc, const char *what)
+{
+  load_image_14 load = (load_image_14) (void *) p_load_image;
+  struct ok_addr_pair *t = NULL;
+  uint64_t *rev = NULL;
+  unsigned ver = OK_GOMP_VERSION_PACK (OK_GOMP_VERSION_OF_GCC (gcc),
+				       OK_DEV_VERSION);
+  int n = load (0, ver, desc, &t, gcc >= 13 ? &rev : NULL, NULL);
+  check (what, n == 3 && t != NULL);
+  if (n != 3)
+    {
+      fprintf (stderr, "load_image: %d: %s\n", n, last_error ());
+      free (t);
+      return NULL;
+    }
+  return t;
+}
+
+/* The device number a region of the loaded images sees.  */
+static long
+abi_region_device_num (void)
+{
+  long *out = p_alloc (0, sizeof (long));
+  void **tv = p_alloc (0, sizeof (void *));
+  p_host2dev (0, tv, &out, sizeof out);
+  p_run (0, (void *) abi_region, tv, NULL);
+  long seen = -9;
+  p_dev2host (0, &seen, out, sizeof seen);
+  p_free (0, out);
+  p_free (0, tv);
+  return seen;
+}
+
+static void
+abi_two_images (int gcc)
+{
+  check ("init", p_init_device (0));
+  abi_build ();
+  abi_desc_b = abi_desc;
+  abi_desc_b.host = (struct ok_host_table) { abi_funcs_b, abi_funcs_b + 1,
+					      abi_vars_b, abi_vars_b + 2 };
+  unsigned ver = OK_GOMP_VERSION_PACK (OK_GOMP_VERSION_OF_GCC (gcc),
+				       OK_DEV_VERSION);
+  int icvs[4] = { 6, 1, 8, 64 };
+  size_t size = gcc >= 13 ? OK_GOMP_ICVS_SIZE : sizeof (int);
+  struct ok_addr_pair *a = abi_load_one (gcc, &abi_desc, "first image loads");
+  struct ok_addr_pair *b = NULL;
+  if (a == NULL)
+    return;
+  check ("first image: its block for libgomp", a[2].start != 0);
+  p_host2dev (0, (void *) a[2].start, icvs, size);
+  b = abi_load_one (gcc, &abi_desc_b, "second image loads");
+  if (b == NULL)
+    return;
+  if (gcc >= 13)
+    check ("second image: no second block for libgomp",
+	   b[2].start == 0 && b[2].end == 0);
+  else
+    check ("second image: its own device number for libgomp",
+	   b[2].start != 0 && b[2].start != a[2].start);
+  if (gcc < 13)
+    p_host2dev (0, (void *) b[2].start, icvs, size);
+  check ("second image's region sees the ICVs libgomp wrote",
+	 abi_region_device_num () == 6);
+  free (b);
+  check ("unload second", p_unload_image (0, ver, &abi_desc_b));
+
+  /* The first image goes before another comes: its block is kept.  */
+  check ("unload first", p_unload_image (0, ver, &abi_desc));
+  free (a);
+  b = abi_load_one (gcc, &abi_desc_b, "an image after the first is gone");
+  if (b == NULL)
+    return;
+  if (gcc >= 13)
+    {
+      check ("later image: no second block for libgomp", b[2].start == 0);
+      check ("later image: its region sees the ICVs libgomp wrote",
+	     abi_region_device_num () == 6);
+    }
+  free (b);
+  check ("unload", p_unload_image (0, ver, &abi_desc_b));
+  check ("fini", p_fini_device (0));
+}
+
+/* ------------------------------------------------------------------ */
 /* libgomp 14 and 16's copies and memset, on emulated devices.  */
 
 static void
@@ -331,6 +428,7 @@ abi_tests (void)
       abi_child ("unified_shared_memory", gcc, usm, gcc >= 13 ? -1 : 2,
 		 NULL, true);
       abi_child ("load_image", gcc, 0, 2, abi_load, false);
+      abi_child ("two images", gcc, 0, 2, abi_two_images, false);
     }
   abi_child ("unified_address, reverse_offload", 13, ua | ro | used, 2,
 	     NULL, true);
