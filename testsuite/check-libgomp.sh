@@ -58,12 +58,12 @@ compile_pipeline () {
   if [ "$which" = base ]; then
     ( cd "$which" && env PATH="$CLG_NOPTXAS_PATH" \
       timeout -k 5 "$CLG_COMPILE_TIMEOUT" \
-      $DRIVER -fopenmp -foffload=nvptx-none $CLG_INCLUDE $OPTS $SRCS $LIBS \
-      -o a.out > compile.log 2>&1 < /dev/null )
+      $DRIVER -fopenmp -foffload=nvptx-none $CLG_INCLUDE $BASE_OPTS $SRCS \
+      $LIBS -o a.out > compile.log 2>&1 < /dev/null )
   else
     ( cd "$which" && timeout -k 5 "$CLG_COMPILE_TIMEOUT" \
       $DRIVER -fopenmp -foffload=nvptx-none -B"$CLG_STAGE" $CLG_INCLUDE \
-      $OPTS $SRCS $LIBS -o a.out > compile.log 2>&1 < /dev/null )
+      $OURS_OPTS $SRCS $LIBS -o a.out > compile.log 2>&1 < /dev/null )
   fi
   crc=$?
   set +f
@@ -71,12 +71,21 @@ compile_pipeline () {
 }
 
 # Run EXE ($2) as pipeline $1 (base|ours) in directory $1 (created) of the
-# current directory, with the job's environment; $3 is the job's
-# directory (for output.re).  Prints the status word: PASS, FAIL:run,
-# FAIL:output, FAIL:timeout.
+# current directory, with the job's environment for it; $3 is the job's
+# directory (for output-base.re or output-ours.re).  Prints the status
+# word: PASS, FAIL:run, FAIL:output, FAIL:timeout.
 exec_pipeline () {
   which=$1 exe=$2 jd=$3
+  if [ "$which" = base ]; then
+    ENVS=$BASE_ENVS SHOULDFAIL=$BASE_SHOULDFAIL
+  else
+    ENVS=$OURS_ENVS SHOULDFAIL=$OURS_SHOULDFAIL
+  fi
   mkdir -p "$which" && cd "$which" || { echo FAIL:setup; return; }
+  # DejaGnu runs the tests on a terminal, where libgfortran writes each
+  # line at once; into run.log it would hold them until exit, after
+  # libgomp's messages, which the tests' dg-output expects after them.
+  ENVS="GFORTRAN_UNBUFFERED_PRECONNECTED=y $ENVS"
   set -f
   if [ "$which" = base ]; then
     # GCC's gcn plugin (libgomp 14 and later) stops every program with
@@ -112,8 +121,8 @@ exec_pipeline () {
   else
     [ $rrc -eq 0 ] || { echo FAIL:run; return; }
   fi
-  if [ -f "$jd/output.re" ]; then
-    $CLG_TCLSH "$CLG_TCL" match "$jd/output.re" "$which/run.log" \
+  if [ -f "$jd/output-$which.re" ]; then
+    $CLG_TCLSH "$CLG_TCL" match "$jd/output-$which.re" "$which/run.log" \
       || { echo FAIL:output; return; }
   fi
   echo PASS
@@ -130,8 +139,10 @@ run_pipeline () {
 # Write the job's result line; $1 its directory for results.
 finish_job () {
   # An expected failure that fails is not a pass, and not a regression.
-  if [ "$XFAIL" = 1 ]; then
+  if [ "$BASE_XFAIL" = 1 ]; then
     case $base in FAIL:*) base="XFAIL($base)";; esac
+  fi
+  if [ "$OURS_XFAIL" = 1 ]; then
     case $ours in FAIL:*) ours="XFAIL($ours)";; esac
   fi
   printf '%s\t%s\t%s\n' "$base" "$ours" "$ID" > "$1/result"
@@ -148,6 +159,9 @@ run_job () {
     # Needs a device with separate memory: ours only (DEVICE-ONLY).
     base=DEVICE-ONLY
     ours=$(run_pipeline ours)
+  elif [ "$OURS_SKIP" = 1 ]; then
+    # Only for a machine without an offload device: not compared.
+    base=HOST-ONLY ours=HOST-ONLY
   else
     base=$(run_pipeline base)
     ours=$(run_pipeline ours)
@@ -171,7 +185,8 @@ compile_job () {
   . ./job.sh
   line=
   for w in base ours; do
-    if [ -n "$UNSUPPORTED" ] || { [ $w = base ] && [ "$BASE_SKIP" = 1 ]; }; then
+    if [ -n "$UNSUPPORTED" ] || [ "$OURS_SKIP" = 1 ] ||
+       { [ $w = base ] && [ "$BASE_SKIP" = 1 ]; }; then
       st=-
     elif compile_pipeline $w; then
       st=BUILT
@@ -196,7 +211,7 @@ run_kit_job () {
   . "$jd/job.sh"
   # Past the --deadline, jobs are only recorded as not run.
   if [ -n "$CLG_DEADLINE" ] && [ "$(date +%s)" -ge "$CLG_DEADLINE" ]; then
-    base=NOT-RUN ours=NOT-RUN XFAIL=0
+    base=NOT-RUN ours=NOT-RUN BASE_XFAIL=0 OURS_XFAIL=0
     finish_job .
     exit 0
   fi
@@ -212,6 +227,8 @@ run_kit_job () {
   elif [ "$BASE_SKIP" = 1 ]; then
     base=DEVICE-ONLY
     ours=$(kit_pipeline ours)
+  elif [ "$OURS_SKIP" = 1 ]; then
+    base=HOST-ONLY ours=HOST-ONLY
   else
     base=$(kit_pipeline base)
     ours=$(kit_pipeline ours)
@@ -241,6 +258,7 @@ summarize () {
   }
   { n++ }
   $1 == "UNSUPPORTED" { uns++; next }
+  $1 == "HOST-ONLY" { hostonly++; next }
   $1 == "NOT-RUN" { notrun++; next }
   $1 == "DEVICE-ONLY" {
     dev++
@@ -263,7 +281,7 @@ summarize () {
     printf "# of unexpected failures\t%d\n", nr + (total - n) > sum
     printf "# of unexpected successes\t%d\n", nxp > sum
     printf "# of expected failures\t\t%d\n", nxf > sum
-    printf "# of untested testcases\t\t%d\n", nboth + uns + ndf + notrun > sum
+    printf "# of untested testcases\t\t%d\n", nboth + uns + hostonly + ndf + notrun > sum
     close (sum)
     if (n != total) printf "check-libgomp: warning: %d of %d results missing\n", total - n, total
     printf "\ncheck-libgomp: tests that pass in the baseline but not with ours:\n"
@@ -285,7 +303,7 @@ summarize () {
     for (i = 1; i <= ndf; i++) printf "  %s\n", devf[i]
     if (ndf == 0) printf "  (none)\n"
     printf "\ncheck-libgomp: device-only tests: %d run with ours, %d passed\n", dev, devp
-    printf "check-libgomp: %d tests (%d run on both, %d device-only, %d unsupported): baseline passed %d, ours passed %d, regressions %d, known limits %d (%d s)\n", n, run, dev, uns, bp, op, nr, nxf, secs
+    printf "check-libgomp: %d tests (%d run on both, %d device-only, %d host-only, %d unsupported): baseline passed %d, ours passed %d, regressions %d, known limits %d (%d s)\n", n, run, dev, hostonly, uns, bp, op, nr, nxf, secs
     if (notrun) printf "check-libgomp: %d tests NOT RUN: the --deadline passed\n", notrun
     exit (nr > 0 || nxp > 0 || n != total || notrun) ? 1 : 0
   }' "$3" "$1"
@@ -344,7 +362,7 @@ if [ -n "$run_only" ]; then
     else known=$results/no-known-limits; : > "$known"; fi
   fi
   [ -f "$known" ] || die "no file '$known' (--known)"
-  if [ -n "$(find "$kit/jobs" -name output.re | head -n 1)" ]; then
+  if [ -n "$(find "$kit/jobs" -name 'output-*.re' | head -n 1)" ]; then
     command -v "$tclsh_prog" > /dev/null \
       || die "'$tclsh_prog' not found: tclsh is needed to match dg-output (give --tclsh PROG)"
   fi

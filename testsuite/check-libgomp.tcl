@@ -27,11 +27,16 @@
 # libgomp.c-c++-common files give two instances, compiled as C and C++.
 #
 # Selectors (target/xfail/skip lists, dg-require-effective-target) are
-# evaluated once, identically for both pipelines, describing the baseline
-# machine: GCC 12 configured for nvptx offloading but no offload device, so
-# offload_device* are false and offload_target_nvptx is true.  In device
-# mode (a GPU machine, both pipelines running on it) offload_device and
-# offload_device_nonshared_as are true for both, and no test is device-only.
+# evaluated per pipeline, as GCC's testsuite would on the machine each
+# describes.  The baseline's: GCC configured for nvptx offloading but no
+# offload device, so offload_device* are false and offload_target_nvptx is
+# true.  Ours runs on a device with memory of its own (an emulated one, or
+# a GPU): offload_device and offload_device_nonshared_as are true.  So a
+# test expecting libgomp's error for a device with separate memory expects
+# it with ours only, and one that is only for the host ("dg-do run { target
+# { ! offload_device } }") is not run with ours (HOST-ONLY).  In device
+# mode (a GPU machine, both pipelines running on it) the baseline has a
+# device too, and both pipelines get the same expectations.
 
 # -------------------------------------------------------------- selectors
 
@@ -207,6 +212,95 @@ proc plan_unsupported { directives lang } {
     return $why
 }
 
+# What the directives DIRS of test FILE say for language LANG on a machine
+# with (DEVICE 1) or without an offload device: a dict of do (the dg-do
+# action), opts, srcs, envs, shouldfail, xfail, unsupported (why, or "")
+# and output_re.
+proc plan_fields { f dirs_ lang device } {
+    set saved $::device_mode
+    set ::device_mode $device
+    set do run
+    set do_sel 1
+    set opts -O2
+    set addopts {}
+    set srcs [list $f]
+    set envs {}
+    set shouldfail 0
+    set xfail 0
+    set unsupported ""
+    set output_re ""
+    foreach dv $dirs_ {
+	set name [lindex $dv 0]
+	switch -- $name {
+	    dg-do {
+		set do [lindex $dv 1]
+		if { [llength $dv] > 2
+		     && ![sel_applies [lindex $dv 2] $lang] } {
+		    set do_sel 0
+		}
+	    }
+	    dg-options {
+		if { [sel_applies [lindex $dv 2] $lang] } {
+		    set opts [lindex $dv 1]
+		}
+	    }
+	    dg-additional-options {
+		if { [sel_applies [lindex $dv 2] $lang] } {
+		    lappend addopts [lindex $dv 1]
+		}
+	    }
+	    dg-add-options {
+		if { [lindex $dv 1] eq "__float128" } {
+		    # Nothing needed on x86_64.
+		}
+	    }
+	    dg-additional-sources {
+		foreach s [lindex $dv 1] {
+		    lappend srcs [file normalize \
+				      [file join [file dirname $f] $s]]
+		}
+	    }
+	    dg-require-effective-target {
+		if { ![sel_eval [lindex $dv 1] $lang] } {
+		    set unsupported "requires [lindex $dv 1]"
+		}
+	    }
+	    dg-require-alias { }
+	    dg-skip-if {
+		if { [sel_applies [lindex $dv 2] $lang] } {
+		    set unsupported "dg-skip-if [lindex $dv 1]"
+		}
+	    }
+	    dg-xfail-if - dg-xfail-run-if {
+		if { [sel_applies [lindex $dv 2] $lang] } {
+		    set xfail 1
+		}
+	    }
+	    dg-shouldfail {
+		if { [llength $dv] < 3
+		     || [sel_applies [lindex $dv 2] $lang] } {
+		    set shouldfail 1
+		}
+	    }
+	    dg-set-target-env-var {
+		lappend envs "[lindex $dv 1]=[lindex $dv 2]"
+	    }
+	    dg-output {
+		if { [llength $dv] < 3
+		     || [sel_applies [lindex $dv 2] $lang] } {
+		    append output_re [lindex $dv 1]
+		}
+	    }
+	}
+    }
+    if { !$do_sel } { set unsupported "dg-do run not for this target" }
+
+    set ::device_mode $saved
+    return [dict create do $do opts [concat $opts {*}$addopts] srcs $srcs \
+	envs $envs shouldfail $shouldfail xfail $xfail \
+	unsupported $unsupported output_re $output_re]
+}
+
 proc plan { root jobdir filter } {
     global et_unknown
     set dirs {
@@ -243,97 +337,9 @@ proc plan { root jobdir filter } {
 	    if { ![has_main $f $lang] } { break }
 	    set id $rel
 	    if { [llength $langs] > 1 } { append id " \[$lang\]" }
-	    set do run
-	    set do_sel 1
-	    set opts -O2
-	    set addopts {}
-	    set srcs [list $f]
-	    set envs {}
-	    set shouldfail 0
-	    set xfail 0
-	    set unsupported ""
-	    set output_re ""
-	    foreach dv $dirs_ {
-		set name [lindex $dv 0]
-		switch -- $name {
-		    dg-do {
-			set do [lindex $dv 1]
-			if { [llength $dv] > 2
-			     && ![sel_applies [lindex $dv 2] $lang] } {
-			    set do_sel 0
-			}
-		    }
-		    dg-options {
-			if { [sel_applies [lindex $dv 2] $lang] } {
-			    set opts [lindex $dv 1]
-			}
-		    }
-		    dg-additional-options {
-			if { [sel_applies [lindex $dv 2] $lang] } {
-			    lappend addopts [lindex $dv 1]
-			}
-		    }
-		    dg-add-options {
-			if { [lindex $dv 1] eq "__float128" } {
-			    # Nothing needed on x86_64.
-			}
-		    }
-		    dg-additional-sources {
-			foreach s [lindex $dv 1] {
-			    lappend srcs [file normalize \
-					      [file join [file dirname $f] $s]]
-			}
-		    }
-		    dg-require-effective-target {
-			if { ![sel_eval [lindex $dv 1] $lang] } {
-			    set unsupported "requires [lindex $dv 1]"
-			}
-		    }
-		    dg-require-alias { }
-		    dg-skip-if {
-			if { [sel_applies [lindex $dv 2] $lang] } {
-			    set unsupported "dg-skip-if [lindex $dv 1]"
-			}
-		    }
-		    dg-xfail-if - dg-xfail-run-if {
-			if { [sel_applies [lindex $dv 2] $lang] } {
-			    set xfail 1
-			}
-		    }
-		    dg-shouldfail {
-			if { [llength $dv] < 3
-			     || [sel_applies [lindex $dv 2] $lang] } {
-			    set shouldfail 1
-			}
-		    }
-		    dg-set-target-env-var {
-			lappend envs "[lindex $dv 1]=[lindex $dv 2]"
-		    }
-		    dg-output {
-			if { [llength $dv] < 3
-			     || [sel_applies [lindex $dv 2] $lang] } {
-			    append output_re [lindex $dv 1]
-			}
-		    }
-		}
-	    }
-	    if { $do ne "run" } { continue }
-	    if { !$do_sel } { set unsupported "dg-do run not for this target" }
-
-	    # Tests that need a device with separate memory are unsupported
-	    # on the baseline; run them with ours only, as a separate report,
-	    # with offload_device and offload_device_nonshared_as true.
-	    set base_skip 0
-	    if { !$::device_mode && $unsupported ne ""
-		 && [regexp {offload_device} $dirs_] } {
-		set ::device_mode 1
-		set u2 [plan_unsupported $dirs_ $lang]
-		set ::device_mode 0
-		if { $u2 eq "" } {
-		    set base_skip 1
-		    set unsupported ""
-		}
-	    }
+	    set base [plan_fields $f $dirs_ $lang $::device_mode]
+	    set ours [plan_fields $f $dirs_ $lang 1]
+	    if { [dict get $base do] ne "run" } { continue }
 
 	    set driver [dict get {c gcc c++ g++ fortran gfortran} $lang]
 	    # Link flags of GCC's libgomp testsuite: Fortran target regions
@@ -344,24 +350,34 @@ proc plan { root jobdir filter } {
 	    set jd [file join $jobdir [format "%03d-%s" $n $jname]]
 	    incr n
 	    file mkdir $jd
+	    # Unsupported in both: not run.  In the baseline only: DEVICE-ONLY
+	    # (ours alone runs it).  With ours only: HOST-ONLY (not run).
+	    set ub [dict get $base unsupported]
+	    set uo [dict get $ours unsupported]
+	    set unsupported ""
+	    if { $ub ne "" && $uo ne "" } { set unsupported $ub }
 	    set o [open $jd/job.sh w]
 	    puts $o "ID=[shq $id]"
 	    puts $o "LANG_=[shq $lang]"
 	    puts $o "DRIVER=[shq $driver]"
-	    puts $o "OPTS=[shq [concat $opts {*}$addopts]]"
-	    puts $o "SRCS=[shq $srcs]"
+	    puts $o "SRCS=[shq [dict get $base srcs]]"
 	    puts $o "LIBS=[shq $extra]"
-	    puts $o "ENVS=[shq $envs]"
-	    puts $o "SHOULDFAIL=$shouldfail"
-	    puts $o "XFAIL=$xfail"
 	    puts $o "UNSUPPORTED=[shq $unsupported]"
-	    puts $o "BASE_SKIP=$base_skip"
-	    close $o
-	    if { $output_re ne "" } {
-		set o [open $jd/output.re w]
-		puts -nonewline $o $output_re
-		close $o
+	    puts $o "BASE_SKIP=[expr { $unsupported eq "" && $ub ne "" }]"
+	    puts $o "OURS_SKIP=[expr { $unsupported eq "" && $uo ne "" }]"
+	    foreach {p fields} [list BASE $base OURS $ours] {
+		puts $o "${p}_OPTS=[shq [dict get $fields opts]]"
+		puts $o "${p}_ENVS=[shq [dict get $fields envs]]"
+		puts $o "${p}_SHOULDFAIL=[dict get $fields shouldfail]"
+		puts $o "${p}_XFAIL=[dict get $fields xfail]"
+		set re [dict get $fields output_re]
+		if { $re ne "" } {
+		    set r [open $jd/output-[string tolower $p].re w]
+		    puts -nonewline $r $re
+		    close $r
+		}
 	    }
+	    close $o
 	    puts $jd
 	}
     }

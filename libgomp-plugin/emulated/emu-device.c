@@ -53,11 +53,13 @@ const struct ok_backend ok_backend_emulated = {
   .job_size = sizeof (struct emu_job),
   .in_order = true,
   /* Host-fallback code on memory of its own: addresses are host addresses
-     (unified address), an ancestor region is host code already (reverse
-     offload), but mapped data is a copy (no unified shared memory, no
-     self maps).  */
-  .requires_supported = (OK_GOMP_REQUIRES_UNIFIED_ADDRESS
-			 | OK_GOMP_REQUIRES_REVERSE_OFFLOAD),
+     (unified address), but mapped data is a copy (no unified shared
+     memory, no self maps).  No reverse offload: host-fallback code runs a
+     `target device(ancestor: 1)' region in place, through libgomp's host
+     fallback, on the device's copies of its data, without the mapping
+     back to the host that reverse offload means; a program that requires
+     it gets no emulated device and runs on the host, correctly.  */
+  .requires_supported = OK_GOMP_REQUIRES_UNIFIED_ADDRESS,
   .host_fn_ptrs = true,
   .probe = emu_probe,
   .init_device = emu_init_device,
