@@ -122,10 +122,11 @@ unsigned (*p_version) (void);
 const char *(*p_get_name) (void);
 unsigned (*p_get_caps) (void);
 int (*p_get_type) (void);
-int (*p_get_num_devices) (void);
+int (*p_get_num_devices) (unsigned);
 bool (*p_init_device) (int);
 bool (*p_fini_device) (int);
-int (*p_load_image) (int, unsigned, const void *, struct ok_addr_pair **);
+int (*p_load_image) (int, unsigned, const void *, struct ok_addr_pair **,
+		     uint64_t **, uint64_t *);
 bool (*p_unload_image) (int, unsigned, const void *);
 void *(*p_alloc) (int, size_t);
 bool (*p_free) (int, void *);
@@ -145,9 +146,16 @@ standin_sym (void *handle, const char *name, void *fnp)
   return sym != NULL;
 }
 
+int offloadkit_standin_libgomp_gcc;
+
 bool
 standin_open_plugin (const char *path)
 {
+  /* Test programs built by the GCC under test register in its form: the
+     harness then plays the libgomp they will run with.  */
+  const char *gcc = getenv ("OFFLOADKIT_STANDIN_LIBGOMP");
+  if (offloadkit_standin_libgomp_gcc == 0 && gcc != NULL)
+    offloadkit_standin_libgomp_gcc = atoi (gcc);
   plugin = dlopen (path, RTLD_NOW | RTLD_LOCAL);
   if (plugin == NULL)
     {
@@ -177,8 +185,6 @@ standin_open_plugin (const char *path)
     ok &= standin_sym (plugin, entries[i].name, entries[i].fnp);
   return ok;
 }
-
-int offloadkit_standin_libgomp_gcc;
 
 bool
 standin_plugin_sym (const char *name, void *fnp)
@@ -396,13 +402,9 @@ int
 standin_load_image_14 (int dev, unsigned version, const void *data,
 		       struct ok_addr_pair **table)
 {
-  int (*load6) (int, unsigned, const void *, struct ok_addr_pair **,
-		uint64_t **, uint64_t *)
-    = (int (*) (int, unsigned, const void *, struct ok_addr_pair **,
-		uint64_t **, uint64_t *)) (void *) p_load_image;
   uint64_t *rev = (uint64_t *) table;
   *table = NULL;
-  int n = load6 (dev, version, data, table, &rev, NULL);
+  int n = (p_load_image) (dev, version, data, table, &rev, NULL);
   check ("load_image clears the reverse-offload table", rev == NULL);
   return n;
 }

@@ -66,11 +66,19 @@ extern unsigned (*p_version) (void);
 extern const char *(*p_get_name) (void);
 extern unsigned (*p_get_caps) (void);
 extern int (*p_get_type) (void);
-extern int (*p_get_num_devices) (void);
+/* get_num_devices and load_image take the arguments of libgomp 14+
+   (a requires mask; a reverse-offload table and a host table of indirect
+   functions), and the macros below call them as libgomp does for a
+   program without requirements or indirect functions: 0 and two NULLs,
+   which a plugin loaded as libgomp 12's or 13's ignores as those do.  */
+extern int (*p_get_num_devices) (unsigned);
+#define p_get_num_devices() ((p_get_num_devices) (0))
 extern bool (*p_init_device) (int);
 extern bool (*p_fini_device) (int);
 extern int (*p_load_image) (int, unsigned, const void *,
-			    struct ok_addr_pair **);
+			    struct ok_addr_pair **, uint64_t **, uint64_t *);
+#define p_load_image(dev, version, data, table) \
+  ((p_load_image) ((dev), (version), (data), (table), NULL, NULL))
 extern bool (*p_unload_image) (int, unsigned, const void *);
 /* p_load_image as libgomp 14 and newer call it, with a reverse-offload
    table to fill and no host table of indirect functions; checks that the
@@ -126,7 +134,9 @@ extern __thread jmp_buf *standin_fatal_jump;
    ABI detection (libgomp-plugin/core/libgomp-abi.c), which looks this
    symbol up in the object that defines the GOMP_PLUGIN_* callbacks: 0,
    the default, leaves the plugin to its usual detection (GCC 12 here).
-   Set it before the plugin's first entry point is called.  */
+   Set it before the plugin's first entry point is called;
+   standin_open_plugin sets it from the environment variable
+   OFFLOADKIT_STANDIN_LIBGOMP when it is still 0.  */
 extern int offloadkit_standin_libgomp_gcc;
 
 /* Runs the statement after FATAL; sets FATAL, a volatile bool (it lives

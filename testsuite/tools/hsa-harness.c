@@ -28,6 +28,10 @@ void
 GOMP_offload_register_ver (unsigned version, const void *host_table,
 			   int type, const void *target_data)
 {
+  /* As libgomp 13+ does: from library version 2 the data begins with the
+     program's requires mask, and the plugin gets what follows.  */
+  if ((version >> 16) >= 2)
+    target_data = (const uintptr_t *) target_data + 1;
   if (nregs < 4)
     regs[nregs++] = (struct reg) { version, host_table, type, target_data };
 }
