@@ -37,6 +37,21 @@ okt_expected_devices (void)
   return s ? atoi (s) : 0;
 }
 
+/* What omp_is_initial_device () answers inside a target region on an
+   emulated device: 0, the wrapper's device answer, up to GCC 14; GCC 15
+   and later fold the call to 1 in host code at compile time, and an
+   emulated device runs the host code of regions, so the wrapper is not
+   asked.  -1 in runs on GPUs (OFFLOADKIT_TEST_DEVICES), whose device code
+   answers 0 whatever the GCC: there the answer depends on the device.  */
+static inline int
+okt_region_initial_device (void)
+{
+  const char *gpus = getenv ("OFFLOADKIT_TEST_DEVICES");
+  if (__GNUC__ >= 15 && gpus != NULL && *gpus != '\0')
+    return -1;
+  return __GNUC__ >= 15;
+}
+
 /* True when a target region on DEV works on memory separate from the
    host's.  */
 static inline int

@@ -6,7 +6,11 @@
 
 namespace geo
 {
+#if __GNUC__ >= 13
+#pragma omp begin declare target
+#else
 #pragma omp declare target
+#endif
   int origin[2] = { 3, 4 };
 
   struct Point

@@ -6,7 +6,11 @@
 
 #include "okt-check.h"
 
+#if __GNUC__ >= 13
+#pragma omp begin declare target
+#else
 #pragma omp declare target
+#endif
 int grid[16];
 
 static void

@@ -5,7 +5,11 @@
 
 #include "okt-check.h"
 
+#if __GNUC__ >= 13
+#pragma omp begin declare target
+#else
 #pragma omp declare target
+#endif
 static int
 fib (int n)
 {

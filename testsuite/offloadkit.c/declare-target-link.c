@@ -10,7 +10,11 @@ int big[N];
 double factor = 2.5;
 #pragma omp declare target link(big, factor)
 
+#if __GNUC__ >= 13
+#pragma omp begin declare target
+#else
 #pragma omp declare target
+#endif
 static void
 scale_big (void)
 {

@@ -1,6 +1,10 @@
 /* Second translation unit of multi-tu.c (not a test by itself).  */
 
+#if __GNUC__ >= 13
+#pragma omp begin declare target
+#else
 #pragma omp declare target
+#endif
 int aux_table[4] = { 10, 20, 30, 40 };
 extern int main_offset;
 

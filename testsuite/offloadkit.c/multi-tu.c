@@ -12,7 +12,11 @@
 
 #include "okt-check.h"
 
+#if __GNUC__ >= 13
+#pragma omp begin declare target
+#else
 #pragma omp declare target
+#endif
 extern int aux_table[4];
 extern int aux_scale (int);
 int main_offset = 1000;

@@ -19,7 +19,7 @@ main (void)
   {
     lim = omp_get_thread_limit ();
 #pragma omp parallel num_threads(5)
-#pragma omp master
+#pragma omp masked
     team = omp_get_num_threads ();
   }
   OKT_CHECK (lim == 3);

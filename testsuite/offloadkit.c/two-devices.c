@@ -7,7 +7,11 @@
 
 #define N 50
 
+#if __GNUC__ >= 13
+#pragma omp begin declare target
+#else
 #pragma omp declare target
+#endif
 int which = -1;
 #pragma omp end declare target
 
