@@ -84,6 +84,19 @@ struct ok_image_req
      {0, 0} when the image has none).  */
   struct ok_addr_pair *table;
   struct ok_trailing_var trailing;
+  /* libgomp 14+: the host addresses of the image's `declare target
+     indirect' functions, in the order of the device's table of them
+     ($offload_ind_func_table), or NULL when it has none.  libgomp passes
+     no count: the device's table says how many.  Only a backend with
+     MAPS_INDIRECT or HOST_FN_PTRS gets one.  */
+  const uint64_t *host_ind_fns;
+  /* libgomp 13+, for a program that requires reverse offload: the
+     backend may set REV_FNS to an array (GOMP_PLUGIN_malloc) of the
+     device addresses of the image's functions in host-table order, 0 for
+     those no ancestor region can name; ok_target_rev gets one of them.
+     Left NULL: the image has no reverse-offload regions.  */
+  bool want_rev_fns;
+  uint64_t *rev_fns;
   /* The backend says here which image it loaded and how ("cubin sm_90",
      "PTX JIT-linked for sm_90"), for OFFLOADKIT_INFO.  */
   char what[96];
@@ -97,8 +110,12 @@ struct ok_gcc_image_req
 {
   unsigned version;
   const void *target_data;
-  /* The trailing entry's variable, as in ok_image_req.  */
+  /* The trailing entry's variable, the indirect functions and the
+     reverse-offload table, as in ok_image_req.  */
   struct ok_trailing_var trailing;
+  const uint64_t *host_ind_fns;
+  bool want_rev_fns;
+  uint64_t *rev_fns;
   /* Filled by the backend: a table allocated with GOMP_PLUGIN_malloc
      (functions, variables, then the TRAILING entry, as GCC's plugin
      returns them), its number of entries, how many functions and
@@ -157,9 +174,12 @@ struct ok_backend
   unsigned requires_supported;
   /* Device code calls host function addresses as they are (the emulated
      device runs host code): images with `declare target indirect'
-     functions need no map from host to device addresses, which the other
-     backends do not build yet, and refuse such images.  */
+     functions need no map from host to device addresses.  */
   bool host_fn_ptrs;
+  /* The backend builds the device's map from host to device addresses of
+     `declare target indirect' functions (ok_image_req's HOST_IND_FNS).
+     The core refuses such images for a backend with neither.  */
+  bool maps_indirect;
 
   /* Optional: set N > 0 bytes of device memory at PTR to VAL.  Without
      it the core copies a host buffer with host2dev.  */

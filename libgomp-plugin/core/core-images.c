@@ -141,8 +141,9 @@ core_keep_icvs (struct ok_device *dev, struct ok_loaded_image *img)
 /* Load an image in GCC's own format through the backend's hook.  */
 static int
 core_load_gcc_image (struct core_slot *slot, struct ok_device *dev,
-		     unsigned version,
-		     const void *target_data, struct ok_addr_pair **table)
+		     unsigned version, const void *target_data,
+		     struct ok_addr_pair **table, uint64_t **rev_fn_table,
+		     const uint64_t *host_ind_fns)
 {
   if (target_data == NULL)
     {
@@ -155,7 +156,9 @@ core_load_gcc_image (struct core_slot *slot, struct ok_device *dev,
     return -1;
   struct ok_gcc_image_req req = { .version = version,
 				  .target_data = target_data,
-				  .trailing = ok_trailing_var () };
+				  .trailing = ok_trailing_var (),
+				  .host_ind_fns = host_ind_fns,
+				  .want_rev_fns = rev_fn_table != NULL };
   uint64_t start = ok_trace_on () ? ok_trace_now () : 0;
   bool loaded = dev->backend->load_gcc_image (dev, &req, &img->handle);
   if (loaded && req.count > 0
@@ -167,7 +170,12 @@ core_load_gcc_image (struct core_slot *slot, struct ok_device *dev,
     }
   core_image_end (dev, img, loaded);
   if (!loaded)
-    return -1;
+    {
+      free (req.rev_fns);
+      return -1;
+    }
+  if (rev_fn_table != NULL)
+    *rev_fn_table = req.rev_fns;
   if (ok_trace_on ())
     ok_trace_image (dev->ord, dev->backend->name, req.what, req.num_funcs,
 		    req.num_vars, start, ok_trace_now ());
@@ -201,13 +209,16 @@ GOMP_OFFLOAD_load_image (int ord, unsigned version, const void *target_data,
 			 uint64_t *host_ind_fn_table)
 {
   int gcc = ok_libgomp_gcc ();
-  if (gcc >= 13 && rev_fn_table != NULL)
-    /* No reverse-offload table: an ancestor region, where a backend runs
-       one, is host code already (the emulated device).  */
+  /* libgomp 13+ asks for the reverse-offload table when the program
+     requires reverse offload; NULL (the default) when the backend gives
+     none.  */
+  if (gcc < 13)
+    rev_fn_table = NULL;
+  if (rev_fn_table != NULL)
     *rev_fn_table = NULL;
   /* libgomp 14+ passes the host table of the image's indirect functions
      only when it has some.  */
-  bool indirect = gcc >= 14 && host_ind_fn_table != NULL;
+  const uint64_t *host_ind_fns = gcc >= 14 ? host_ind_fn_table : NULL;
   struct core_slot *slot = core_slot (ord, "load an offload image");
   if (slot == NULL)
     return -1;
@@ -220,7 +231,8 @@ GOMP_OFFLOAD_load_image (int ord, unsigned version, const void *target_data,
   if (dev == NULL)
     ok_error ("cannot load an offload image: device %d is not initialised",
 	      ord);
-  else if (indirect && !dev->backend->host_fn_ptrs)
+  else if (host_ind_fns != NULL && !dev->backend->host_fn_ptrs
+	   && !dev->backend->maps_indirect)
     ok_dev_error (dev, "cannot load offload image %p: it has `declare"
 		  " target indirect' functions, which offloadkit's %s backend"
 		  " does not map yet", target_data, dev->backend->name);
@@ -229,7 +241,7 @@ GOMP_OFFLOAD_load_image (int ord, unsigned version, const void *target_data,
       /* The other format libgomp routes to a plugin of this name.  */
       if (dev->backend->load_gcc_image != NULL)
 	result = core_load_gcc_image (slot, dev, version, target_data,
-				      table);
+				      table, rev_fn_table, host_ind_fns);
       else
 	ok_error ("device %d (%s) cannot load an offload image in GCC's own"
 		  " format (device version %u, expected offloadkit's %u):"
@@ -246,7 +258,9 @@ GOMP_OFFLOAD_load_image (int ord, unsigned version, const void *target_data,
     {
       struct ok_image_req req = { .desc = desc,
 				  .device_type = ok_plugin.device_type,
-				  .trailing = ok_trailing_var () };
+				  .trailing = ok_trailing_var (),
+				  .host_ind_fns = host_ind_fns,
+				  .want_rev_fns = rev_fn_table != NULL };
       req.num_funcs = (size_t) (desc->host.funcs_end - desc->host.funcs);
       req.num_vars = (size_t) (desc->host.vars_end - desc->host.vars) / 2;
       size_t count = req.num_funcs + req.num_vars + 1;
@@ -267,9 +281,14 @@ GOMP_OFFLOAD_load_image (int ord, unsigned version, const void *target_data,
 	    }
 	  core_image_end (dev, img, loaded);
 	  if (!loaded)
-	    free (req.table);
+	    {
+	      free (req.table);
+	      free (req.rev_fns);
+	    }
 	  else
 	    {
+	      if (rev_fn_table != NULL)
+		*rev_fn_table = req.rev_fns;
 	      if (ok_trace_on ())
 		ok_trace_image (ord, dev->backend->name, req.what,
 				req.num_funcs, req.num_vars, start,

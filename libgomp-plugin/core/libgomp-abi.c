@@ -22,6 +22,7 @@
 #define _GNU_SOURCE 1
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdint.h>
 
 #include "plugin-core.h"
 
@@ -40,6 +41,10 @@ static const struct
 
 static pthread_once_t abi_once = PTHREAD_ONCE_INIT;
 static int abi_gcc = 12;
+/* The libgomp's GOMP_PLUGIN_target_rev (13+), in the form of its version
+   (ok_target_rev); NULL before 13.  Looked up, not linked: libgomp 12 has
+   none, and a plugin that referenced it would not load there.  */
+static void (*abi_target_rev) (void);
 
 static void
 abi_detect (void)
@@ -79,6 +84,9 @@ abi_detect (void)
 	  how = abi_nodes[i].node;
 	  break;
 	}
+  if (abi_gcc >= 13)
+    abi_target_rev = (void (*) (void)) dlsym (handle,
+					       "GOMP_PLUGIN_target_rev");
   dlclose (handle);
   OK_DEBUG ("loaded by libgomp of GCC %d (%s in %s): plugin interface"
 	    " version %d", abi_gcc, how, file,
@@ -113,4 +121,57 @@ ok_trailing_var (void)
       v.size = sizeof (int);
     }
   return v;
+}
+
+/* libgomp 13's GOMP_PLUGIN_target_rev copies the region's arguments and
+   data through two callbacks of the plugin, with TOKEN; 14 and later copy
+   through the plugin's own dev2host/host2dev entry points, given the
+   device number.  */
+typedef void (*abi_copy_fn) (void *, const void *, size_t, void *);
+typedef void (*abi_target_rev_13) (uint64_t, uint64_t, uint64_t, uint64_t,
+				   uint64_t, int, abi_copy_fn, abi_copy_fn,
+				   void *);
+typedef void (*abi_target_rev_14) (uint64_t, uint64_t, uint64_t, uint64_t,
+				   uint64_t, int, void *);
+
+static void
+abi_rev_dev2host (void *dst, const void *src, size_t n, void *token)
+{
+  struct ok_device *dev = token;
+  /* The callback cannot fail: after the backend's message, stop.  */
+  if (n > 0 && !dev->backend->dev2host (dev, dst, src, n))
+    GOMP_PLUGIN_fatal ("offloadkit-%s: the reverse-offload region cannot"
+		       " go on", ok_plugin.name);
+}
+
+static void
+abi_rev_host2dev (void *dst, const void *src, size_t n, void *token)
+{
+  struct ok_device *dev = token;
+  if (n > 0 && !dev->backend->host2dev (dev, dst, src, n))
+    GOMP_PLUGIN_fatal ("offloadkit-%s: the reverse-offload region cannot"
+		       " go on", ok_plugin.name);
+}
+
+bool
+ok_target_rev (struct ok_device *dev, uint64_t fn, uint64_t mapnum,
+	       uint64_t devaddrs, uint64_t sizes, uint64_t kinds, int dev_num)
+{
+  int gcc = ok_libgomp_gcc ();
+  if (abi_target_rev == NULL)
+    {
+      ok_dev_error (dev, "the device asked for a reverse-offload region,"
+		    " but the libgomp that loaded the plugin (GCC %d's) has"
+		    " no GOMP_PLUGIN_target_rev", gcc);
+      return false;
+    }
+  if (gcc == 13)
+    ((abi_target_rev_13) abi_target_rev) (fn, mapnum, devaddrs, sizes, kinds,
+					  dev_num, abi_rev_dev2host,
+					  abi_rev_host2dev, dev);
+  else
+    /* No asynchronous queue: libgomp copies synchronously.  */
+    ((abi_target_rev_14) abi_target_rev) (fn, mapnum, devaddrs, sizes, kinds,
+					  dev_num, NULL);
+  return true;
 }

@@ -57,6 +57,17 @@ unsigned ok_libgomp_version (void);
 /* The variable load_image returns as its trailing entry for it
    (backend.h, struct ok_trailing_var).  */
 struct ok_trailing_var ok_trailing_var (void);
+/* Run a reverse-offload region (`target device (ancestor: 1)') on the
+   host for DEV, as its device code asked: FN the device address of the
+   region's function (one of load_image's REV_FNS), MAPNUM and the device
+   addresses of its address, size and kind arrays, DEV_NUM the device
+   number the device code gives.  libgomp (13+) maps the data, copying
+   through DEV's backend, and runs the host function; call it on the
+   thread waiting for the launch, while the kernel waits.  False, after a
+   message, when the libgomp has no reverse offload (12).  */
+bool ok_target_rev (struct ok_device *dev, uint64_t fn, uint64_t mapnum,
+		    uint64_t devaddrs, uint64_t sizes, uint64_t kinds,
+		    int dev_num);
 
 /* ---- Messages (messages.c) ---- */
 
