@@ -255,6 +255,63 @@ GOMP_PLUGIN_target_task_completion (void *data)
   pthread_mutex_unlock (&cb_lock);
 }
 
+static struct standin_rev rev_record;
+int standin_rev_device;
+
+/* Declared in libgomp 13's form, the longer: a plugin playing 14+ passes
+   seven arguments, and the last two are then not read.  */
+void GOMP_PLUGIN_target_rev (uint64_t fn, uint64_t mapnum, uint64_t devaddrs,
+			     uint64_t sizes, uint64_t kinds, int dev_num,
+			     void (*dev_to_host) (void *, const void *, size_t,
+						  void *),
+			     void (*host_to_dev) (void *, const void *, size_t,
+						  void *),
+			     void *token);
+void
+GOMP_PLUGIN_target_rev (uint64_t fn, uint64_t mapnum, uint64_t devaddrs,
+			uint64_t sizes, uint64_t kinds, int dev_num,
+			void (*dev_to_host) (void *, const void *, size_t,
+					     void *),
+			void (*host_to_dev) (void *, const void *, size_t,
+					     void *),
+			void *token)
+{
+  (void) host_to_dev;
+  struct standin_rev r = { .fn = fn, .mapnum = mapnum, .devaddrs = devaddrs,
+			   .sizes = sizes, .kinds = kinds, .dev_num = dev_num };
+  size_t n = (mapnum < 8 ? mapnum : 8) * sizeof (uint64_t);
+  if (n > 0 && devaddrs != 0)
+    {
+      if (offloadkit_standin_libgomp_gcc == 13)
+	dev_to_host (r.addrs, (const void *) (uintptr_t) devaddrs, n, token);
+      else
+	(p_dev2host) (standin_rev_device, r.addrs,
+		      (const void *) (uintptr_t) devaddrs, n);
+      r.copied = true;
+    }
+  pthread_mutex_lock (&cb_lock);
+  r.calls = rev_record.calls + 1;
+  rev_record = r;
+  pthread_mutex_unlock (&cb_lock);
+}
+
+void
+standin_rev_reset (void)
+{
+  pthread_mutex_lock (&cb_lock);
+  memset (&rev_record, 0, sizeof rev_record);
+  pthread_mutex_unlock (&cb_lock);
+}
+
+struct standin_rev
+standin_rev_now (void)
+{
+  pthread_mutex_lock (&cb_lock);
+  struct standin_rev r = rev_record;
+  pthread_mutex_unlock (&cb_lock);
+  return r;
+}
+
 /* Debug messages are always formatted (so that valgrind sees their
    arguments used), shown only when verbose.  */
 void

@@ -125,6 +125,23 @@ pthread_t completion_thread (void);
 /* Waits up to SECONDS for N completions since the reset.  */
 void wait_completions (int n, int seconds);
 
+/* GOMP_PLUGIN_target_rev calls (reverse offload) since the last reset:
+   the arguments of the last one, and up to 8 words of its address array
+   as the stand-in read them from the device, through the plugin's copy
+   callbacks when it plays libgomp 13, through GOMP_OFFLOAD_dev2host of
+   device REV_DEVICE (set by the test, 0 by default) from 14.  */
+struct standin_rev
+{
+  int calls;
+  uint64_t fn, mapnum, devaddrs, sizes, kinds;
+  int dev_num;
+  uint64_t addrs[8];
+  bool copied;			/* ADDRS were read.  */
+};
+void standin_rev_reset (void);
+struct standin_rev standin_rev_now (void);
+extern int standin_rev_device;
+
 /* Where GOMP_PLUGIN_fatal jumps in this thread, when set.  */
 extern __thread jmp_buf *standin_fatal_jump;
 
