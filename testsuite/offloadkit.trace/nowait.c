@@ -13,6 +13,16 @@ main (void)
 {
   for (int i = 0; i < N; i++)
     x[i] = i;
+  /* Under OMP_TARGET_OFFLOAD=mandatory, libgomp 13 and newer set the
+     default device only when they first look for devices, in the global
+     ICVs: the threads of a parallel region started before that keep an
+     unset one, and a target region there stops the program ("but device
+     not found").  Looking for them first avoids that.  */
+  if (omp_get_num_devices () < 1)
+    {
+      fprintf (stderr, "nowait: no device\n");
+      return 1;
+    }
 #pragma omp parallel num_threads(2)
 #pragma omp single
   {
