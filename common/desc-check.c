@@ -106,11 +106,14 @@ ok_desc_check_lib (unsigned version, const void *target_data,
 		    nfuncs, nvars);
 	  return NULL;
 	}
-      if (tgt->flags != 0)
+      uint32_t known = tgt->image_format == OK_IMAGE_GCN
+		       ? OK_TGT_GCN_KERNARGS_V3 : 0;
+      if ((tgt->flags & ~known) != 0)
 	{
 	  snprintf (err, errlen, "offload image %u has flags %#x, expected 0"
-		    " (from a newer offloadkit?)", (unsigned) t,
-		    (unsigned) tgt->flags);
+		    "%s (from a newer offloadkit?)", (unsigned) t,
+		    (unsigned) tgt->flags,
+		    known ? " or OK_TGT_GCN_KERNARGS_V3 (0x1)" : "");
 	  return NULL;
 	}
       if ((tgt->num_funcs > 0 && tgt->func_names == NULL)

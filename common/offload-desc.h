@@ -33,6 +33,16 @@
 #define OK_IMAGE_CUBIN 2u   /* CUDA ELF for one sm_ARCH.  */
 #define OK_IMAGE_GCN 3u     /* AMD GCN code object (ELF) for one gfxARCH.  */
 
+/* Flags of a struct ok_tgt_desc.
+   OK_TGT_GCN_KERNARGS_V3 (GCN code objects only): the device code was
+   compiled by GCC 13 or newer, whose device runtime expects the kernel
+   arguments of GCN device version 3 (GCC 13's libgomp/config/gcn/
+   libgomp-gcn.h, struct kernargs_abi: stack and team-arena pointers and
+   sizes after the heap pointer, the output buffer after them); clear:
+   GCC 12's layout.  mkoffload sets it from the version of the GCC whose
+   accel compiler built the image.  */
+#define OK_TGT_GCN_KERNARGS_V3 0x1u
+
 /* Every wrapper object also carries an ELF note, owner OK_NOTE_OWNER,
    type OK_NOTE_IMAGES, whose descriptor is the 32-bit device type
    (OK_GOMP_DEVICE_*) of its images: in an allocated note section, it
@@ -77,7 +87,7 @@ struct ok_tgt_desc
   uint32_t device_type;      /* GOMP device type: 5 nvptx, 8 gcn.  */
   uint32_t image_format;     /* OK_IMAGE_*.  */
   uint32_t arch;             /* 0 for PTX, 80 for sm_80, 0x906 for gfx906.  */
-  uint32_t flags;            /* None defined yet; must be 0.  */
+  uint32_t flags;            /* OK_TGT_*; others must be 0.  */
   const unsigned char *image_start;
   const unsigned char *image_end;
   uint32_t num_funcs;

@@ -56,6 +56,7 @@ mko_add_image (struct mko_ctx *ctx, const char *path, int add_nul,
   im->format = format;
   im->arch = arch;
   im->kernel_info = NULL;
+  im->flags = 0;
 }
 
 void

@@ -115,6 +115,8 @@ struct mko_image
      for the descriptor's kernel_info; NULL when the format needs none.
      mko_add_image sets it to NULL; the target fills it in afterwards.  */
   const struct ok_kernel_info *kernel_info;
+  /* The descriptor's OK_TGT_* flags; mko_add_image sets 0.  */
+  uint32_t flags;
 };
 
 /* Append an image to CTX's list (PATH is not copied).  */

@@ -13,10 +13,10 @@
    The LTO objects must reach the accel driver as its only compiler
    inputs: it gives them to one lto1 (as a whole program, like GCC's
    mkoffload) only when every input it compiles is LTO.  With another
-   source among them (our variable-table label as assembler, once) it
+   source among them (our table labels as assembler, once) it
    compiles each object on its own, and then two units' static functions
    of the same name both define the global kernel descriptor NAME.kd and
-   the link fails.  So the label is assembled first, for each
+   the link fails.  So the labels are assembled first, for each
    architecture, and given as an object.  */
 
 #define _GNU_SOURCE 1
@@ -211,22 +211,36 @@ check_device_libgomp (struct mko_ctx *ctx, const struct gcn_arch *arch)
   return rc;
 }
 
-/* Assembler for an object linked before the device code: a global label
-   at the start of the variable table, as GCC's mkoffload adds (it edits
-   the assembler text for it).  The HSA runtime loads no local symbols, so
-   a "static" device variable cannot be found by name; through this label
-   a plugin reads the relocated table from device memory instead, as
-   GCC's does.  Being the first contribution to .gnu.offload_vars (inputs
-   are laid out in command-line order), the label is the table's start;
-   read_image checks that.  */
-static const char var_table_label[] =
+/* Assembler for an object linked before the device code: global labels
+   at the start of the device's offload tables, as GCC's mkoffload adds
+   (it edits the assembler text for them).  The HSA runtime loads no local
+   symbols, so a "static" device variable cannot be found by name; through
+   .offload_var_table a plugin reads the relocated table from device
+   memory instead, as GCC's does.  .offload_func_table gives the device
+   addresses of the functions, which a reverse-offload request names (GCC
+   13+), and .offload_ind_func_table those of the `declare target
+   indirect' functions (GCC 14+), which the plugin maps host addresses
+   to.  Being the first contribution to each section (inputs are laid out
+   in command-line order), every label is its table's start; read_image
+   checks that of the variables.  */
+static const char table_labels[] =
   "\t.section .gnu.offload_vars,\"aw\"\n"
   "\t.p2align 3\n"
   "\t.globl .offload_var_table\n"
   "\t.type .offload_var_table, @object\n"
-  ".offload_var_table:\n";
+  ".offload_var_table:\n"
+  "\t.section .gnu.offload_funcs,\"aw\"\n"
+  "\t.p2align 3\n"
+  "\t.globl .offload_func_table\n"
+  "\t.type .offload_func_table, @object\n"
+  ".offload_func_table:\n"
+  "\t.section .gnu.offload_ind_funcs,\"aw\"\n"
+  "\t.p2align 3\n"
+  "\t.globl .offload_ind_func_table\n"
+  "\t.type .offload_ind_func_table, @object\n"
+  ".offload_ind_func_table:\n";
 
-/* The accel compiler command that assembles LABEL_SRC (var_table_label)
+/* The accel compiler command that assembles LABEL_SRC (table_labels)
    for ARCH into the object LABEL.  lld links only objects whose ELF flags
    agree (the architecture and its features, such as SRAM ECC), so the
    label is assembled with the machine and assembler options the device
@@ -387,8 +401,8 @@ gcn_build (struct mko_ctx *ctx)
       return -1;
 
   const char *label_src = mko_intermediate (ctx, ".mkoffload.vartable.s");
-  if (mko_write_file (label_src, var_table_label,
-		      sizeof var_table_label - 1) < 0)
+  if (mko_write_file (label_src, table_labels,
+		      sizeof table_labels - 1) < 0)
     return -1;
 
   struct ok_command labels[NUM_ARCHS], links[NUM_ARCHS];
@@ -432,6 +446,10 @@ gcn_build (struct mko_ctx *ctx)
       mko_add_image (ctx, images[i], 0, OK_IMAGE_GCN,
 		     ok_gcn_arch_of_mach (arch->mach));
       ctx->images[ctx->num_images - 1].kernel_info = info;
+      /* The device runtime linked in is the running GCC's: from 13 on
+	 it reads the kernel arguments of GCN device version 3.  */
+      if (ctx->gcc_version >= 13)
+	ctx->images[ctx->num_images - 1].flags = OK_TGT_GCN_KERNARGS_V3;
     }
   for (int i = 0; i < n; i++)
     {

@@ -230,9 +230,10 @@ put_wrapper (FILE *f, const struct mko_ctx *ctx)
       else
 	fprintf (f, "    .image_format = %uu,\n", (unsigned) im->format);
       fprintf (f, "    .arch = %uu,\n", (unsigned) im->arch);
-      fprintf (f, "    .flags = 0,\n"
+      fprintf (f, "    .flags = %#xu,\n"
 	       "    .image_start = mko_image_%zu_start,\n"
-	       "    .image_end = mko_image_%zu_end,\n", i, i);
+	       "    .image_end = mko_image_%zu_end,\n", (unsigned) im->flags,
+	       i, i);
       fprintf (f, "    .num_funcs = %zu,\n", ctx->func_names.n);
       fprintf (f, "    .num_vars = %zu,\n", ctx->var_names.n);
       fprintf (f, "    .func_names = %s,\n",

@@ -200,6 +200,10 @@ const struct ok_backend ok_backend_hsa = {
   .name = "hsa",
   .device_size = sizeof (struct gcn_device),
   .job_size = sizeof (struct gcn_job),
+  /* GCC 13+'s device code posts `target device (ancestor: 1)' regions in
+     its output buffer (hsa-launch.c); GCC 12's needs none of it.  */
+  .requires_supported = OK_GOMP_REQUIRES_REVERSE_OFFLOAD,
+  .maps_indirect = true,
   .probe = gcn_probe,
   .init_device = gcn_init_device,
   .fini_device = gcn_fini_device,

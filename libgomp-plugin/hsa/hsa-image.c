@@ -1,7 +1,8 @@
 /* Images of the HSA backend: choosing the code object whose architecture
    matches the agent, checking it, loading it into an executable, and
    finding its kernels and variables.  Both offloadkit's descriptors and
-   GCC 12's own gcn format (gcc-gcn-image.h) are loaded here.  */
+   the own gcn formats of GCC 12 to 16 (gcc-gcn-image.h) are loaded here;
+   each image records the kernel-argument layout its device code reads.  */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,8 @@ gcn_image_free (struct gcn_device *dev, struct gcn_image *img)
 		     "hsa_code_object_reader_destroy");
   if (img->heap != NULL)
     gcn_region_free (dev, img->heap, "the device heap");
+  if (img->ind_map != NULL)
+    gcn_region_free (dev, img->ind_map, "the indirect-function map");
   for (size_t i = 0; i < img->num_kernels; i++)
     free (img->kernels[i].name);
   free (img->kernels);
@@ -42,10 +45,7 @@ gcn_symbol (struct gcn_device *dev, struct gcn_image *img, const char *name,
 	 == HSA_STATUS_SUCCESS;
 }
 
-/* Address and size of global variable NAME: 1, or 0 when the runtime
-   has no such symbol (not reported), or -1 when it cannot say
-   (reported).  */
-static int
+int
 gcn_variable (struct gcn_device *dev, struct gcn_image *img,
 	      const char *name, uint64_t *addr, uint32_t *size)
 {
@@ -183,13 +183,13 @@ gcn_kernel_init (struct gcn_device *dev, struct gcn_image *img,
 	}
     }
   /* GCC's OpenMP kernels take one pointer; the device runtime reads the
-     rest of struct gcn_kernargs implicitly.  */
-  if (k->kernarg_size > sizeof (struct gcn_kernargs))
+     rest of the kernel-argument block implicitly.  */
+  if (k->kernarg_size > GCN_KERNARGS_SIZE)
     {
       ok_dev_error (&dev->base, "kernel '%s' wants %u bytes of kernel arguments;"
 		     " expected at most %zu (GCC's OpenMP kernels take one"
 		     " pointer and the device runtime's block)", name,
-		     (unsigned) k->kernarg_size, sizeof (struct gcn_kernargs));
+		     (unsigned) k->kernarg_size, GCN_KERNARGS_SIZE);
       return -1;
     }
   k->vgprs = vgprs;
@@ -369,11 +369,12 @@ gcn_load_image (struct ok_device *d, struct ok_image_req *req, void **image)
   const struct ok_tgt_desc *tgt = gcn_choose (dev, req);
   if (tgt == NULL)
     return false;
-  struct gcn_image *img
-    = gcn_exec_load (dev, tgt->image_start,
-		     (size_t) (tgt->image_end - tgt->image_start));
+  size_t image_size = (size_t) (tgt->image_end - tgt->image_start);
+  struct gcn_image *img = gcn_exec_load (dev, tgt->image_start, image_size);
   if (img == NULL)
     return false;
+  /* Our mkoffload says which GCC's device runtime the image has.  */
+  img->abi = (tgt->flags & OK_TGT_GCN_KERNARGS_V3) ? 3 : 2;
 
   img->kernels = calloc (req->num_funcs + 2, sizeof *img->kernels);
   if (img->kernels == NULL)
@@ -425,6 +426,13 @@ gcn_load_image (struct ok_device *d, struct ok_image_req *req, void **image)
   if (!gcn_trailing (dev, img, &req->trailing,
 		     &req->table[req->num_funcs + req->num_vars]))
     goto fail;
+  /* Our descriptor has no count of the indirect functions: the device's
+     table has as many entries as the host's.  */
+  if (!gcn_map_indirect (dev, img, req->host_ind_fns,
+			 gcn_ind_count (tgt->image_start, image_size))
+      || (req->want_rev_fns
+	  && !gcn_rev_fns (dev, img, req->num_funcs, &req->rev_fns)))
+    goto fail;
 
   /* Constructors and destructors of the device code (C++ globals), when
      the image has them: in the two spare kernel slots.  */
@@ -451,25 +459,36 @@ gcn_load_image (struct ok_device *d, struct ok_image_req *req, void **image)
   return false;
 }
 
+/* REQ's target data in the layout of GCC 14+ (the count of indirect
+   functions 0 in older ones), copied to *BUF.  The core routes device
+   versions 2 and 3 only here.  */
+static const struct gcc_gcn_image_ind *
+gcn_gcc_desc (const struct ok_gcc_image_req *req,
+	      struct gcc_gcn_image_ind *buf)
+{
+  if (OK_GOMP_VERSION_LIB (req->version) >= GCC_GCN_LIB_IND_FUNCS)
+    memcpy (buf, req->target_data, sizeof *buf);
+  else
+    {
+      const struct gcc_gcn_image *old = req->target_data;
+      struct gcc_gcn_image_ind copy = {
+	.code = old->code, .kernel_count = old->kernel_count,
+	.kernels = old->kernels, .ind_func_count = 0,
+	.global_variable_count = old->global_variable_count
+      };
+      *buf = copy;
+    }
+  return buf;
+}
+
 bool
 gcn_load_gcc_image (struct ok_device *d, struct ok_gcc_image_req *req,
 		    void **image)
 {
   struct gcn_device *dev = gcn_dev (d);
   const void *target_data = req->target_data;
-  const struct gcc_gcn_image *desc = target_data;
-  if (OK_GOMP_VERSION_DEV (req->version) != OK_GCC_DEV_VERSION_GCN)
-    {
-      /* GCC 13's device version 3: another table layout and kernel
-	 arguments (doc/gcn.md).  */
-      ok_dev_error (&dev->base, "cannot load offload image %p built by GCC"
-		    " 13 or later's mkoffload (gcn device version %u); only"
-		    " GCC 12's (version %u) and offloadkit's are supported:"
-		    " rebuild with offloadkit's mkoffload (gcc -B PREFIX/"
-		    "libexec/offloadkit/ ...)", target_data,
-		    OK_GOMP_VERSION_DEV (req->version), OK_GCC_DEV_VERSION_GCN);
-      return false;
-    }
+  struct gcc_gcn_image_ind desc_buf;
+  const struct gcc_gcn_image_ind *desc = gcn_gcc_desc (req, &desc_buf);
   if (desc->code == NULL || desc->code->image == NULL
       || desc->code->size == 0 || desc->code->size > ((size_t) 1 << 32))
     {
@@ -478,11 +497,13 @@ gcn_load_gcc_image (struct ok_device *d, struct ok_gcc_image_req *req,
       return false;
     }
   if (desc->kernel_count > 100000 || desc->global_variable_count > 1000000
+      || desc->ind_func_count > 1000000
       || (desc->kernel_count > 0 && desc->kernels == NULL))
     {
       ok_dev_error (&dev->base, "GCC-format offload image %p is corrupt (%u"
-		     " kernels, %u variables)", target_data,
-		     desc->kernel_count, desc->global_variable_count);
+		     " kernels, %u variables, %u indirect functions)",
+		    target_data, desc->kernel_count,
+		    desc->global_variable_count, desc->ind_func_count);
       return false;
     }
   for (unsigned i = 0; i < desc->kernel_count; i++)
@@ -498,6 +519,9 @@ gcn_load_gcc_image (struct ok_device *d, struct ok_gcc_image_req *req,
 					 desc->code->size);
   if (img == NULL)
     return false;
+  /* Device version 3: GCC 13+'s device runtime and kernel arguments.  */
+  img->abi = OK_GOMP_VERSION_DEV (req->version) == OK_GCC_DEV_VERSION_GCN
+	     ? 2 : 3;
   struct ok_addr_pair *pairs = NULL;
   img->kernels = calloc (desc->kernel_count ? desc->kernel_count : 1,
 			 sizeof *img->kernels);
@@ -543,6 +567,10 @@ gcn_load_gcc_image (struct ok_device *d, struct ok_gcc_image_req *req,
       free (vars);
     }
   if (!gcn_trailing (dev, img, &req->trailing, pair))
+    goto fail;
+  if (!gcn_map_indirect (dev, img, req->host_ind_fns, desc->ind_func_count)
+      || (req->want_rev_fns
+	  && !gcn_rev_fns (dev, img, nfuncs, &req->rev_fns)))
     goto fail;
 
   if (!gcn_image_ctors (dev, img, init, fini))

@@ -5,6 +5,8 @@
      hsa-device.c  agents, regions, the queue, the backend itself
      hsa-elf.c     checking code objects before the runtime sees them
      hsa-image.c   choosing and loading images (ours and GCC's)
+     hsa-tables.c  an image's tables for reverse offload and indirect
+                   functions
      hsa-memory.c  allocations from the data region (the core pools
                    them) and copies
      hsa-launch.c  geometry, kernel arguments, dispatch and waiting
@@ -61,12 +63,15 @@ ok_hsa_status (hsa_status_t s, char *buf, size_t len)
 
 /* A block of kernel arguments in the kernarg region together with the
    completion signal of the dispatch that uses it: both are needed for
-   every launch and costly to create, so they are kept for reuse.  */
+   every launch and costly to create, so they are kept for reuse.  The
+   block is as large as the larger layout (struct gcn_kernargs_v3); ABI
+   says which layout's print entries are known to be clear (2 or 3).  */
 struct gcn_slot
 {
   struct gcn_slot *next;
-  struct gcn_kernargs *args;	/* Host-visible (kernarg region).  */
+  void *args;			/* Host-visible (kernarg region).  */
   hsa_signal_t signal;
+  int abi;
 };
 
 struct gcn_kernel;
@@ -77,7 +82,10 @@ struct gcn_job
   struct ok_job base;		/* First: the core's part.  */
   const struct gcn_kernel *kernel;
   struct gcn_slot *slot;
-  struct ok_scratch_block *arena;	/* Team arenas.  */
+  /* The memory the device runtime uses while the kernel runs: team
+     arenas (kernel-argument ABI 2), or team arenas and then the stacks of
+     every thread (ABI 3: GCC 13+'s "ephemeral memories").  */
+  struct ok_scratch_block *arena;
 };
 
 struct gcn_image;
@@ -101,7 +109,7 @@ struct gcn_device
 
   pthread_mutex_t slot_lock;	/* Guards FREE_SLOTS.  */
   struct gcn_slot *free_slots;
-  /* Team arenas (teams * 64 KiB of device memory) of launches.  */
+  /* Launches' team arenas and stacks (struct gcn_job's ARENA).  */
   struct ok_scratch arenas;
 };
 
@@ -120,6 +128,10 @@ gcn_dev (struct ok_device *d)
    false.  */
 bool gcn_elf_check (const unsigned char *image, size_t size,
 		    unsigned *mach, char *err, size_t errlen);
+/* The size of section NAME of IMAGE[0, SIZE), which gcn_elf_check
+   accepted, in *SECTION_SIZE; false when it has no such section.  */
+bool gcn_elf_section_size (const unsigned char *image, size_t size,
+			   const char *name, uint64_t *section_size);
 
 /* ---- hsa-image.c ---- */
 
@@ -143,6 +155,12 @@ struct gcn_image
   hsa_code_object_reader_t reader;
   bool has_reader;
   void *heap;			/* Device heap of the newlib malloc.  */
+  /* The kernel-argument layout its device code reads: 2 (GCC 12's) or 3
+     (GCC 13+'s device version 3).  */
+  int abi;
+  /* The map of `declare target indirect' functions written to the
+     device for it, freed with it; or NULL.  */
+  void *ind_map;
   size_t num_kernels;
   struct gcn_kernel *kernels;
   struct gcn_kernel *fini;	/* _fini_array, run at unload; or NULL.  */
@@ -153,6 +171,29 @@ bool gcn_load_image (struct ok_device *dev, struct ok_image_req *req,
 bool gcn_load_gcc_image (struct ok_device *dev, struct ok_gcc_image_req *req,
 			 void **image);
 bool gcn_unload_image (struct ok_device *dev, void *image);
+/* Address and size of IMG's global variable NAME: 1, or 0 when the
+   runtime has no such symbol (not reported), or -1 when it cannot say
+   (reported).  */
+int gcn_variable (struct gcn_device *dev, struct gcn_image *img,
+		  const char *name, uint64_t *addr, uint32_t *size);
+
+/* ---- hsa-tables.c ---- */
+
+/* The device addresses of IMG's NFUNCS functions, in host-table order
+   (its .offload_func_table), for reverse offload: a GOMP_PLUGIN_malloc'd
+   array in *REV_FNS, or NULL when the image has no such table (GCC 12's
+   device code).  False after a report.  */
+bool gcn_rev_fns (struct gcn_device *dev, struct gcn_image *img,
+		  size_t nfuncs, uint64_t **rev_fns);
+/* Give IMG's device code the map from HOST_IND_FNS (libgomp's host
+   addresses of its COUNT `declare target indirect' functions) to their
+   device addresses (its .offload_ind_func_table).  False after a
+   report.  */
+bool gcn_map_indirect (struct gcn_device *dev, struct gcn_image *img,
+		       const uint64_t *host_ind_fns, size_t count);
+/* The number of indirect functions of code object IMAGE[0, SIZE) (which
+   gcn_elf_check accepted): its table's section size says it.  */
+size_t gcn_ind_count (const unsigned char *image, size_t size);
 
 /* ---- hsa-memory.c ---- */
 
@@ -173,44 +214,74 @@ bool gcn_dev2dev (struct ok_device *dev, void *dst, const void *src,
 
 /* ---- hsa-launch.c ---- */
 
-/* The kernel arguments GCC 12's GCN device runtime expects: the explicit
-   argument (the target variables' block) followed by pointers the device
-   libgomp and newlib read at fixed offsets, then the buffer through which
-   device printf and exit reach the host.  Our declaration of that
-   layout.  */
+/* The kernel arguments GCN device runtimes expect: the explicit argument
+   (the target variables' block) followed by pointers the device libgomp
+   and newlib read at fixed offsets, then, in the same block, the buffer
+   through which device printf, exit and (GCC 13+) reverse-offload
+   requests reach the host.  Our declaration of those layouts: GCC 12's
+   plugin-gcn.c struct kernargs (ABI 2), GCC 13+'s
+   libgomp/config/gcn/libgomp-gcn.h struct kernargs_abi and struct output
+   (ABI 3, the same in 13 to 16).  */
 #define GCN_PRINT_ENTRIES 1024
 struct gcn_print_entry
 {
   int written;			/* Set by the device when complete.  */
   char msg[128];
-  int type;			/* 0 int, 1 double, 2 text + newline, 3 text.  */
+  /* 0 int, 1 double, 2 text + newline, 3 text; 4 (GCC 13+) a
+     reverse-offload request in VALUE_U64 (GCC 13's config/gcn/target.c
+     GOMP_target_ext): function, mapnum, addresses, sizes, kinds (device
+     addresses), device number; the device waits for WRITTEN to be
+     cleared.  */
+  int type;
   union
   {
     int64_t ivalue;
     double dvalue;
     char text[128];
+    uint64_t value_u64[16];
   } u;
 };
 
-struct gcn_kernargs
+struct gcn_output
+{
+  int return_value;		/* 0xcafe0000 unless exit was called.  */
+  unsigned int next_output;
+  struct gcn_print_entry queue[GCN_PRINT_ENTRIES];
+  unsigned int consumed;
+};
+
+struct gcn_kernargs_v2
 {
   int64_t tgt_vars;		/* The one explicit argument.  */
   int64_t unused;
   int64_t out_ptr;		/* &output below.  */
   int64_t heap_ptr;		/* struct { int64_t size; char data[]; }.  */
   int64_t arena_ptr;		/* Teams * GCN_TEAM_ARENA bytes.  */
-  struct
-  {
-    int return_value;		/* 0xcafe0000 unless exit was called.  */
-    unsigned int next_output;
-    struct gcn_print_entry queue[GCN_PRINT_ENTRIES];
-    unsigned int consumed;
-  } output;
+  struct gcn_output output;
 };
 
+struct gcn_kernargs_v3
+{
+  int64_t tgt_vars;
+  int64_t unused;
+  int64_t out_ptr;		/* Offset 16: &output below.  */
+  int64_t heap_ptr;		/* Offset 24.  */
+  int64_t arena_ptr;		/* Offset 32: teams * ARENA_SIZE_PER_TEAM.  */
+  int64_t stack_ptr;		/* Offset 40: teams * threads * STACK_SIZE.  */
+  int32_t arena_size_per_team;	/* Offset 48.  */
+  int32_t stack_size_per_thread; /* Offset 52.  */
+  struct gcn_output output;
+};
+
+/* Bytes of a kernel-argument block (the larger layout).  */
+#define GCN_KERNARGS_SIZE sizeof (struct gcn_kernargs_v3)
+
 /* Each team's slice of the arena (TEAM_ARENA_SIZE of GCC 12's device
-   libgomp).  */
+   libgomp; DEFAULT_TEAM_ARENA_SIZE of GCC 13+'s, which GCN_TEAM_ARENA_SIZE
+   changes), and each thread's stack under ABI 3 (DEFAULT_GCN_STACK_SIZE,
+   changed by GCN_STACK_SIZE).  */
 #define GCN_TEAM_ARENA ((size_t) 64 * 1024)
+#define GCN_STACK_DEFAULT ((size_t) 32 * 1024)
 /* The default size of each image's device heap (GCC's default too).  */
 #define GCN_HEAP_DEFAULT ((size_t) 100 * 1024 * 1024)
 

@@ -1,6 +1,8 @@
-/* Launching GCN kernels: launch geometry, the kernel arguments GCC 12's
-   device runtime expects, AQL dispatch, waiting (for a target nowait
-   region, on the core's completion thread), and device printf.
+/* Launching GCN kernels: launch geometry, the kernel arguments the
+   image's device runtime expects (GCC 12's layout, or GCC 13+'s with the
+   "ephemeral memories"), AQL dispatch, waiting (for a target nowait
+   region, on the core's completion thread), device printf and, for GCC
+   13+'s device code, reverse-offload requests.
 
    Geometry (facts from GCC 12's plugin, our own code): an OpenMP team is
    one work-group, an OpenMP thread one 64-lane wavefront.  The grid is
@@ -11,8 +13,11 @@
    registers allow: 256 VGPRs per SIMD lane, allocated in granules of 4,
    4 SIMDs per compute unit.  */
 
+#include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +31,84 @@
    the system timestamp, nanoseconds on Linux).  */
 #define GCN_WAIT_SLICE 1000000u
 
+/* Our declarations must have the offsets GCC's device code reads.  */
+_Static_assert (offsetof (struct gcn_kernargs_v2, output) == 40,
+		"GCC 12's output buffer follows five words");
+_Static_assert (offsetof (struct gcn_kernargs_v3, stack_ptr) == 40
+		&& offsetof (struct gcn_kernargs_v3, arena_size_per_team) == 48
+		&& offsetof (struct gcn_kernargs_v3, output) == 56,
+		"GCC 13's struct kernargs_abi");
+_Static_assert (offsetof (struct gcn_print_entry, u) == 136
+		&& sizeof (struct gcn_print_entry) == 264,
+		"GCC's struct printf_data");
+
 /* Device printf output of concurrent kernels is not interleaved.  */
 static pthread_mutex_t gcn_print_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The settings GCC 13+'s plugin reads for device code of ABI 3, under
+   the same names (GCC 13's libgomp/plugin/plugin-gcn.c init_environment
+   _variables; GOMP_GCN_LOWLAT_POOL from 14).  */
+static struct
+{
+  size_t arena_per_team;	/* GCN_TEAM_ARENA_SIZE.  */
+  size_t stack_per_thread;	/* GCN_STACK_SIZE.  */
+  int lowlat;			/* GOMP_GCN_LOWLAT_POOL; -1 when unset.  */
+} gcn_settings;
+static pthread_once_t gcn_settings_once = PTHREAD_ONCE_INIT;
+
+/* A positive int from environment variable NAME, or DEFAULT_VALUE.  GCC's
+   plugin takes atoi's value unless it is 0; a value it would misread
+   (negative, not a number, beyond an int) is left out here.  */
+static size_t
+gcn_env_int (const char *name, size_t default_value)
+{
+  const char *v = getenv (name);
+  if (v == NULL || *v == '\0')
+    return default_value;
+  char *end;
+  errno = 0;
+  long n = strtol (v, &end, 10);
+  if (errno != 0 || end == v || *end != '\0' || n <= 0 || n > INT_MAX)
+    {
+      OK_DEBUG ("%s=%s is not a positive int: using %zu", name, v,
+		default_value);
+      return default_value;
+    }
+  return (size_t) n;
+}
+
+static void
+gcn_settings_read (void)
+{
+  gcn_settings.arena_per_team = gcn_env_int ("GCN_TEAM_ARENA_SIZE",
+					     GCN_TEAM_ARENA);
+  gcn_settings.stack_per_thread = gcn_env_int ("GCN_STACK_SIZE",
+					       GCN_STACK_DEFAULT);
+  const char *lowlat = getenv ("GOMP_GCN_LOWLAT_POOL");
+  gcn_settings.lowlat = -1;
+  if (lowlat != NULL && *lowlat != '\0')
+    {
+      long n = strtol (lowlat, NULL, 10);
+      gcn_settings.lowlat = n < 0 ? -1 : n > 65536 ? 65536 : (int) n;
+    }
+}
+
+/* The output buffer of kernel-argument block ARGS in layout ABI.  */
+static struct gcn_output *
+gcn_output_of (void *args, int abi)
+{
+  return abi == 3 ? &((struct gcn_kernargs_v3 *) args)->output
+		  : &((struct gcn_kernargs_v2 *) args)->output;
+}
+
+/* Clear every print entry of OUT (fresh memory, or a block last used in
+   the other layout, whose entries lie elsewhere).  */
+static void
+gcn_output_clear (struct gcn_output *out)
+{
+  for (unsigned i = 0; i < GCN_PRINT_ENTRIES; i++)
+    __atomic_store_n (&out->queue[i].written, 0, __ATOMIC_RELAXED);
+}
 
 static void
 gcn_geometry (const struct gcn_device *dev, const struct gcn_kernel *k,
@@ -84,8 +165,7 @@ gcn_slot_take (struct gcn_device *dev)
     }
   void *args = NULL;
   hsa_status_t s = ok_hsa.hsa_memory_allocate (dev->kernarg_region,
-					       sizeof (struct gcn_kernargs),
-					       &args);
+					       GCN_KERNARGS_SIZE, &args);
   if (s != HSA_STATUS_SUCCESS || args == NULL)
     {
       ok_dev_call_error (&dev->base, "cannot allocate kernel arguments",
@@ -96,10 +176,9 @@ gcn_slot_take (struct gcn_device *dev)
     }
   slot->args = args;
   /* gcn_console expects every print entry clear before a launch and
-     leaves them so; fresh memory need not be zero.  */
-  struct gcn_kernargs *ka = args;
-  for (unsigned i = 0; i < GCN_PRINT_ENTRIES; i++)
-    ka->output.queue[i].written = 0;
+     leaves them so; fresh memory need not be zero.  gcn_dispatch clears
+     them for its layout (SLOT->ABI 0: none yet).  */
+  slot->abi = 0;
   s = ok_hsa.hsa_signal_create (1, 0, NULL, &slot->signal);
   if (s != HSA_STATUS_SUCCESS)
     {
@@ -140,15 +219,15 @@ static void *
 gcn_arena_alloc (struct ok_device *d, size_t size, const char *kernel)
 {
   char what[160];
-  snprintf (what, sizeof what, "the team arenas of kernel '%.120s'",
-	    kernel);
+  snprintf (what, sizeof what, "the team arenas and stacks of kernel"
+	    " '%.110s'", kernel);
   return gcn_region_alloc (gcn_dev (d), size, what);
 }
 
 static bool
 gcn_arena_free (struct ok_device *d, void *ptr)
 {
-  return gcn_region_free (gcn_dev (d), ptr, "team arenas");
+  return gcn_region_free (gcn_dev (d), ptr, "team arenas and stacks");
 }
 
 void
@@ -175,14 +254,30 @@ gcn_launch_fini (struct gcn_device *dev)
   return ok;
 }
 
-/* Print what the device wrote into ARGS's output buffer since last time;
-   FINAL: the kernel has finished, print everything and leave every entry
-   clear, as the block's next launch expects.  */
+/* Run the reverse-offload request of entry E on the host (libgomp maps
+   the data through DEV's copies and runs the host function); the device
+   waits until E is released.  Called without the print lock: the region
+   may print, and it takes as long as the host code does.  */
 static void
-gcn_console (struct gcn_kernargs *args, bool final)
+gcn_reverse_offload (struct gcn_device *dev, const struct gcn_print_entry *e)
 {
-  unsigned from = __atomic_load_n (&args->output.consumed, __ATOMIC_ACQUIRE);
-  unsigned to = __atomic_load_n (&args->output.next_output, __ATOMIC_ACQUIRE);
+  const uint64_t *v = e->u.value_u64;
+  OK_DEBUG ("%s: reverse offload of %#llx (%llu mappings)", dev->base.label,
+	    (unsigned long long) v[0], (unsigned long long) v[1]);
+  /* A libgomp without reverse offload (12) has been told; the device
+     goes on once the entry is released.  */
+  ok_target_rev (&dev->base, v[0], v[1], v[2], v[3], v[4], (int) v[5]);
+}
+
+/* Print what the device wrote into OUT since last time, and run its
+   reverse-offload requests; FINAL: the kernel has finished, print
+   everything and leave every entry clear, as the block's next launch
+   expects.  */
+static void
+gcn_console (struct gcn_device *dev, struct gcn_output *out, bool final)
+{
+  unsigned from = __atomic_load_n (&out->consumed, __ATOMIC_ACQUIRE);
+  unsigned to = __atomic_load_n (&out->next_output, __ATOMIC_ACQUIRE);
   if (from == to)
     return;
   pthread_mutex_lock (&gcn_print_lock);
@@ -192,15 +287,13 @@ gcn_console (struct gcn_kernargs *args, bool final)
 	{
 	  printf ("GCN print buffer overflowed.\n");
 	  /* Which entries went unread is unknown: clear them all.  */
-	  for (unsigned i = 0; i < GCN_PRINT_ENTRIES; i++)
-	    __atomic_store_n (&args->output.queue[i].written, 0,
-			      __ATOMIC_RELAXED);
+	  gcn_output_clear (out);
 	}
     }
   else
     for (unsigned i = from; i < to; i++)
       {
-	struct gcn_print_entry *e = &args->output.queue[i % GCN_PRINT_ENTRIES];
+	struct gcn_print_entry *e = &out->queue[i % GCN_PRINT_ENTRIES];
 	if (!__atomic_load_n (&e->written, __ATOMIC_ACQUIRE) && !final)
 	  break;
 	switch (e->type)
@@ -209,13 +302,42 @@ gcn_console (struct gcn_kernargs *args, bool final)
 	  case 1: printf ("%.128s%f\n", e->msg, e->u.dvalue); break;
 	  case 2: printf ("%.128s%.128s\n", e->msg, e->u.text); break;
 	  case 3: printf ("%.128s%.128s", e->msg, e->u.text); break;
+	  case 4:
+	    fflush (stdout);
+	    pthread_mutex_unlock (&gcn_print_lock);
+	    gcn_reverse_offload (dev, e);
+	    pthread_mutex_lock (&gcn_print_lock);
+	    break;
 	  default: printf ("GCN print buffer error!\n"); break;
 	  }
 	__atomic_store_n (&e->written, 0, __ATOMIC_RELEASE);
-	__atomic_store_n (&args->output.consumed, i + 1, __ATOMIC_RELEASE);
+	__atomic_store_n (&out->consumed, i + 1, __ATOMIC_RELEASE);
       }
   fflush (stdout);
   pthread_mutex_unlock (&gcn_print_lock);
+}
+
+/* The LDS a work-group of K gets.  GCC 14+'s device runtime keeps its
+   team data and its low-latency heap (omp_low_lat_mem_space) in the LDS
+   beyond the kernel's own, and sizes the heap from the dispatch packet:
+   so, for ABI 3, as GCC 14's plugin (create_kernel_dispatch) does, the
+   LDS is shared out between the teams that run at once on a compute unit,
+   never less than the kernel needs, or GOMP_GCN_LOWLAT_POOL bytes when
+   set (at least the runtime's own data: 48 bytes before the heap in GCC
+   15 and 16, 40 in 14, and the heap's 8-byte header).  GCC 13's runtime
+   uses no more than the kernel's, and more does it no harm.  */
+static uint32_t
+gcn_group_size (const struct gcn_device *dev, const struct gcn_kernel *k,
+		unsigned teams)
+{
+  if (k->image->abi != 3)
+    return k->group_size;
+  pthread_once (&gcn_settings_once, gcn_settings_read);
+  if (gcn_settings.lowlat >= 0)
+    return gcn_settings.lowlat < 56 ? 56 : (uint32_t) gcn_settings.lowlat;
+  unsigned teams_per_cu = dev->cu_count ? teams / dev->cu_count : 0;
+  uint32_t lds = teams_per_cu ? 65536 / teams_per_cu : 65536;
+  return k->group_size > lds ? k->group_size : lds;
 }
 
 /* Fill SLOT's kernel arguments and put one dispatch packet for K on DEV's
@@ -231,15 +353,42 @@ gcn_dispatch (struct gcn_device *dev, const struct gcn_kernel *k,
 		     " and the queue is unusable", k->name);
       return false;
     }
-  struct gcn_kernargs *args = slot->args;
-  args->tgt_vars = (int64_t) (uintptr_t) tgt_vars;
-  args->unused = 0;
-  args->out_ptr = (int64_t) (uintptr_t) &args->output;
-  args->heap_ptr = (int64_t) (uintptr_t) k->image->heap;
-  args->arena_ptr = arena != NULL ? (int64_t) (uintptr_t) arena->ptr : 0;
-  args->output.return_value = (int) 0xcafe0000u;
-  args->output.next_output = 0;
-  args->output.consumed = 0;
+  int abi = k->image->abi;
+  pthread_once (&gcn_settings_once, gcn_settings_read);
+  struct gcn_output *out = gcn_output_of (slot->args, abi);
+  if (slot->abi != abi)
+    {
+      gcn_output_clear (out);
+      slot->abi = abi;
+    }
+  int64_t arena_ptr = arena != NULL ? (int64_t) (uintptr_t) arena->ptr : 0;
+  if (abi == 3)
+    {
+      struct gcn_kernargs_v3 *args = slot->args;
+      args->tgt_vars = (int64_t) (uintptr_t) tgt_vars;
+      args->unused = 0;
+      args->out_ptr = (int64_t) (uintptr_t) out;
+      args->heap_ptr = (int64_t) (uintptr_t) k->image->heap;
+      /* The arenas first, then the stacks (GCC 13's
+	 configure_ephemeral_memories).  */
+      args->arena_ptr = arena_ptr;
+      args->stack_ptr = arena_ptr + (int64_t) (grid[0]
+					       * gcn_settings.arena_per_team);
+      args->arena_size_per_team = (int32_t) gcn_settings.arena_per_team;
+      args->stack_size_per_thread = (int32_t) gcn_settings.stack_per_thread;
+    }
+  else
+    {
+      struct gcn_kernargs_v2 *args = slot->args;
+      args->tgt_vars = (int64_t) (uintptr_t) tgt_vars;
+      args->unused = 0;
+      args->out_ptr = (int64_t) (uintptr_t) out;
+      args->heap_ptr = (int64_t) (uintptr_t) k->image->heap;
+      args->arena_ptr = arena_ptr;
+    }
+  out->return_value = (int) 0xcafe0000u;
+  out->next_output = 0;
+  out->consumed = 0;
   /* The print entries are clear: since the block was allocated, or left
      so by the last launch's gcn_console.  */
   ok_hsa.hsa_signal_store_relaxed (slot->signal, 1);
@@ -269,9 +418,9 @@ gcn_dispatch (struct gcn_device *dev, const struct gcn_kernel *k,
   p->grid_size_y = grid[1];
   p->grid_size_z = grid[2];
   p->private_segment_size = k->private_size;
-  p->group_segment_size = k->group_size;
+  p->group_segment_size = gcn_group_size (dev, k, grid[0]);
   p->kernel_object = k->object;
-  p->kernarg_address = args;
+  p->kernarg_address = slot->args;
   p->completion_signal = slot->signal;
   uint16_t header
     = (HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE)
@@ -286,11 +435,13 @@ gcn_dispatch (struct gcn_device *dev, const struct gcn_kernel *k,
 }
 
 /* Wait for the dispatch of K that uses SLOT, printing the device's output
-   as it comes; handle exit and abort called on the device.  */
+   and serving its reverse-offload requests as they come; handle exit and
+   abort called on the device.  */
 static bool
 gcn_wait (struct gcn_device *dev, const struct gcn_kernel *k,
 	  struct gcn_slot *slot)
 {
+  struct gcn_output *out = gcn_output_of (slot->args, k->image->abi);
   while (ok_hsa.hsa_signal_wait_scacquire (slot->signal,
 					   HSA_SIGNAL_CONDITION_LT, 1,
 					   GCN_WAIT_SLICE,
@@ -308,11 +459,11 @@ gcn_wait (struct gcn_device *dev, const struct gcn_kernel *k,
 			 k->name, ok_hsa_status (s, err, sizeof err));
 	  return false;
 	}
-      gcn_console (slot->args, false);
+      gcn_console (dev, out, false);
     }
-  gcn_console (slot->args, true);
+  gcn_console (dev, out, true);
 
-  unsigned rv = (unsigned) slot->args->output.return_value;
+  unsigned rv = (unsigned) out->return_value;
   switch (rv >> 16)
     {
     case 0xcafe:		/* Returned normally.  */
@@ -340,6 +491,21 @@ gcn_wait (struct gcn_device *dev, const struct gcn_kernel *k,
 		     k->name, rv);
       return false;
     }
+}
+
+/* Bytes of device memory a launch of K in GRID uses while it runs: GCC
+   12's device runtime a 64 KiB arena per team; GCC 13+'s an arena per
+   team and a stack per thread (wavefront), sized as GCC 13's
+   configure_ephemeral_memories sizes them.  */
+static size_t
+gcn_ephemeral_size (const struct gcn_kernel *k, const unsigned grid[3])
+{
+  size_t teams = grid[0], threads = grid[2];
+  if (k->image->abi != 3)
+    return teams * GCN_TEAM_ARENA;
+  pthread_once (&gcn_settings_once, gcn_settings_read);
+  return teams * gcn_settings.arena_per_team
+	 + teams * threads * gcn_settings.stack_per_thread;
 }
 
 /* Everything a launch holds.  */
@@ -374,7 +540,7 @@ gcn_launch (struct ok_device *d, void *fn, void *tgt_vars,
   if (job->slot == NULL)
     return false;
   job->arena = ok_scratch_take (d, &dev->arenas,
-			       (size_t) grid[0] * GCN_TEAM_ARENA, k->name);
+				gcn_ephemeral_size (k, grid), k->name);
   if (job->arena == NULL
       || !gcn_dispatch (dev, k, tgt_vars, grid, block, job->slot,
 			job->arena))

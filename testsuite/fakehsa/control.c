@@ -154,3 +154,21 @@ fakehsa_initialised (void)
   pthread_mutex_unlock (&fh_lock);
   return r;
 }
+
+/* The live block of device memory (a region or pool allocation, or a
+   loaded code object) that contains ADDR: its start and size, 1; 0 if
+   ADDR is in none.  For checks that a pointer the plugin gave the device
+   leads to memory of the size it needs.  */
+int
+fakehsa_block (uintptr_t addr, uintptr_t *base, size_t *size)
+{
+  pthread_mutex_lock (&fh_lock);
+  struct fake_block *b = fh_block_find (addr);
+  int found = b != NULL;
+  if (found && base != NULL)
+    *base = b->base;
+  if (found && size != NULL)
+    *size = b->size;
+  pthread_mutex_unlock (&fh_lock);
+  return found;
+}

@@ -9,10 +9,12 @@
    Compiled with -DDESC_DUMP_GCN (gcn-mkoffload.exp), for amdgcn-amdhsa:
      targets N
      image I type T format F arch A size S elf E funcs NF vars NV info K
+     flags I FLAGS
      func I J NAME sgprs S vgprs V group G private P kernarg K
      var I J NAME
    A is hexadecimal (0x906); E is 224 for an AMD GPU code object; K is 1
-   when the image has a kernel_info table.  */
+   when the image has a kernel_info table; FLAGS are its OK_TGT_* flags,
+   in hexadecimal (0 or 0x1).  */
 
 #include <stdint.h>
 #include <stdio.h>
@@ -46,6 +48,7 @@ print_image (unsigned i, const struct ok_tgt_desc *t, size_t size,
 	  (unsigned) t->image_format, (unsigned) t->arch, size, elf,
 	  (unsigned) t->num_funcs, (unsigned) t->num_vars,
 	  t->kernel_info != NULL);
+  printf ("flags %u %#x\n", i, (unsigned) t->flags);
   for (unsigned f = 0; f < t->num_funcs; f++)
     {
       printf ("func %u %u %s", i, f, t->func_names[f]);

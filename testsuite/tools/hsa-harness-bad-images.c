@@ -196,6 +196,13 @@ test_bad_images (void)
   bad_load ("PTX image format for a gcn target", 0, &v.d, NULL);
   variant_free (&v);
 
+  /* Only OK_TGT_GCN_KERNARGS_V3 is defined.  */
+  variant_init (&v, t906);
+  v.t.flags = OK_TGT_GCN_KERNARGS_V3 | 0x2;
+  bad_load ("image flag 0x2", 0, &v.d, "flags 0x3",
+	    "expected 0 or OK_TGT_GCN_KERNARGS_V3", NULL);
+  variant_free (&v);
+
   /* A variable whose host size differs from the code object's.  */
   if (nvars > 0)
     {

@@ -16,7 +16,7 @@
 #include "hsa-harness.h"
 
 /* Device printf's buffer in the kernel arguments, from the exit word on
-   (struct gcn_kernargs of libgomp-plugin/hsa-internal.h: GCC 12's
+   (struct gcn_kernargs_v2 of libgomp-plugin/hsa/hsa-internal.h: GCC 12's
    layout).  */
 struct print_entry
 {

@@ -6,11 +6,13 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "hsa-harness.h"
 
 const char *plugin_path;
 int (*f_dispatch_count) (void);
+int (*f_block) (uintptr_t, uintptr_t *, size_t *);
 int (*f_dispatch_info) (int, void *, int *, char *, size_t, void *, size_t);
 int (*f_symbol) (const char *, int, uintptr_t *, uint64_t *, int *,
 		 uint64_t *);
@@ -96,17 +98,19 @@ test_fini (void)
 int
 main (int argc, char **argv)
 {
-  if (argc < 4 || argc > 5)
+  if (argc < 4 || argc > 6)
     {
-      fprintf (stderr, "usage: %s PLUGIN.so FAKE-HSA.so OURS.so [GCCS.so]\n",
-	       argv[0]);
+      fprintf (stderr, "usage: %s PLUGIN.so FAKE-HSA.so OURS.so"
+	       " [GCCS.so|- [IND.so]]\n", argv[0]);
       return 2;
     }
   standin_init ("hsa-harness");
   standin_verbose = getenv ("HARNESS_VERBOSE") != NULL;
   plugin_path = argv[1];
   const char *ours_path = argv[3];
-  const char *gccs_path = argc == 5 ? argv[4] : NULL;
+  const char *gccs_path = argc >= 5 && strcmp (argv[4], "-") != 0
+			  ? argv[4] : NULL;
+  const char *inds_path = argc == 6 ? argv[5] : NULL;
   unsetenv ("OFFLOADKIT_EMULATE");
   unsetenv ("FAKEHSA_FAIL");
   unsetenv ("FAKEHSA_AGENTS");
@@ -122,11 +126,19 @@ main (int argc, char **argv)
 	 && target_for (our_desc, 0x906) != NULL);
   if (gccs_path != NULL)
     gccs = register_library (gccs_path);
+  if (inds_path != NULL)
+    {
+      inds = register_library (inds_path);
+      check ("IND.so registered one descriptor with one gfx906 image",
+	     inds != NULL && ((const struct ok_openmp_target *)
+			      inds->target_data)->num_targets == 1);
+    }
 
   static const struct harness_sym syms[] = {
     { "fakehsa_dispatch_count", &f_dispatch_count },
     { "fakehsa_dispatch_info", &f_dispatch_info },
-    { "fakehsa_symbol", &f_symbol }, { NULL, NULL } };
+    { "fakehsa_symbol", &f_symbol }, { "fakehsa_block", &f_block },
+    { NULL, NULL } };
   const struct harness h = {
     .program = "hsa-harness", .plugin_path = plugin_path,
     .fake_path = argv[2], .library_var = "OFFLOADKIT_HSA_LIBRARY",
@@ -163,6 +175,21 @@ main (int argc, char **argv)
     { AREA_CHILD ("print buffer", child_print_buffer, NULL, true) },
     { AREA_CHILD ("the fake", child_fake_selftest, NULL, true) },
     { AREA_CHILD ("loaded by libgomp 14", child_libgomp14,
+		  HARNESS_LIST ("FAKEHSA_AGENTS", "gfx906,gfx900"), true) },
+    { AREA_CHILD ("kernel arguments v3", child_kernargs_v3,
+		  HARNESS_LIST ("FAKEHSA_AGENTS", "gfx906"), true) },
+    { AREA_CHILD ("kernel arguments v3, GCN_* sizes", child_kernargs_v3_env,
+		  HARNESS_LIST ("FAKEHSA_AGENTS", "gfx906",
+			       "GCN_TEAM_ARENA_SIZE", "8192",
+			       "GCN_STACK_SIZE", "4096",
+			       "GOMP_GCN_LOWLAT_POOL", "1000"), true) },
+    { AREA_CHILD ("GCC 13 and 14 images", child_gcc_v3_images,
+		  HARNESS_LIST ("FAKEHSA_AGENTS", "gfx906"), true) },
+    { AREA_CHILD ("indirect functions", child_indirect,
+		  HARNESS_LIST ("FAKEHSA_AGENTS", "gfx906"), true) },
+    { AREA_CHILD ("reverse offload, libgomp 13", child_reverse_offload_13,
+		  HARNESS_LIST ("FAKEHSA_AGENTS", "gfx906,gfx900"), true) },
+    { AREA_CHILD ("reverse offload, libgomp 14", child_reverse_offload_14,
 		  HARNESS_LIST ("FAKEHSA_AGENTS", "gfx906,gfx900"), true) },
     { AREA_CHILD ("requires unified_address", child_requires_ua,
 		  HARNESS_LIST ("FAKEHSA_AGENTS", "gfx906,gfx900"), true) },

@@ -1,12 +1,14 @@
 /* Unit tests of the HSA backend of libgomp-plugin-gcn.so.1, over the fake
    HSA runtime (testsuite/fakehsa), without libgomp or a GPU.
 
-   Usage: hsa-harness PLUGIN.so FAKE-HSA.so OURS.so [GCCS.so]
+   Usage: hsa-harness PLUGIN.so FAKE-HSA.so OURS.so [GCCS.so|- [IND.so]]
 
    OURS.so and GCCS.so are shared libraries with OpenMP target regions,
    built by offloadkit.gcn/gcn.exp from image.c through our gcn mkoffload
    (-march=gfx900,gfx906: two real code objects from Debian's amdgcn accel
-   compiler) and through GCC's own (gfx906, GCC's image format).  This
+   compiler) and through GCC's own (gfx906, GCC's image format); IND.so
+   from ind.c through ours (gfx906), with a hand-made table of indirect
+   functions.  This
    program defines GOMP_offload_register_ver, which their constructors
    call when they are dlopened (it is linked with -rdynamic), and so gets
    their real descriptors; it plays libgomp's part for the plugin through
@@ -50,6 +52,10 @@
 			     work-group, segment sizes, kernarg contents) for
 			     several teams/threads settings; async_run
 			     completions; several host threads on two devices
+     hsa-harness-abi3.c      GCC 13+'s device code: kernel arguments of
+			     device version 3 (default and GCN_* sizes),
+			     GCC 13's and 14's image formats, the map of
+			     indirect functions, reverse offload
    The last area finalises the devices, which must wait for a running
    kernel and leave nothing behind.
 
@@ -80,6 +86,7 @@ extern int (*f_dispatch_info) (int, void *, int *, char *, size_t, void *,
 			       size_t);
 extern int (*f_symbol) (const char *, int, uintptr_t *, uint64_t *, int *,
 			uint64_t *);
+extern int (*f_block) (uintptr_t, uintptr_t *, size_t *);
 
 /* ---- The descriptors (hsa-harness-load.c).  */
 
@@ -95,6 +102,8 @@ struct reg
 /* Ours, with NFUNCS functions and NVARS variables, and GCC's (NULL if it
    was not built).  */
 extern const struct reg *ours, *gccs;
+/* IND.so's (hsa-harness-abi3.c), or NULL.  */
+extern const struct reg *inds;
 extern const struct ok_openmp_target *our_desc;
 extern size_t nfuncs, nvars;
 
@@ -136,7 +145,7 @@ struct dispatch
   struct packet p;
   int agent;
   char kernel[128];
-  uint64_t kargs[6];
+  uint64_t kargs[8];
   int nkargs;
 };
 
@@ -173,6 +182,12 @@ void test_launch (void);
 void test_async (void);
 void test_exit_values (void);		/* hsa-harness-output.c */
 void test_threads (void);		/* hsa-harness-run.c */
+void child_kernargs_v3 (void);		/* hsa-harness-abi3.c */
+void child_kernargs_v3_env (void);
+void child_gcc_v3_images (void);
+void child_indirect (void);
+void child_reverse_offload_13 (void);
+void child_reverse_offload_14 (void);
 
 #pragma GCC visibility pop
 

@@ -1,0 +1,150 @@
+/* The tables of an image's functions that GCC 13+'s device code needs
+   beside its kernels: the device addresses of the functions, which
+   libgomp needs to run reverse-offload requests (`target device
+   (ancestor: 1)'), and the map from host to device addresses of the
+   `declare target indirect' functions (GCC 14+), which the device looks
+   host function pointers up in.  Done as GCC 14's libgomp/plugin/
+   plugin-gcn.c does in GOMP_OFFLOAD_load_image, for offloadkit's images
+   and GCC's alike.  */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gcc-gcn-image.h"
+#include "hsa-internal.h"
+
+bool
+gcn_rev_fns (struct gcn_device *dev, struct gcn_image *img, size_t nfuncs,
+	     uint64_t **rev_fns)
+{
+  *rev_fns = NULL;
+  if (nfuncs == 0)
+    return true;
+  uint64_t addr = 0;
+  uint32_t size = 0;
+  int found = gcn_variable (dev, img, GCC_GCN_FUNC_TABLE, &addr, &size);
+  if (found < 0)
+    return false;
+  /* GCC 12's device code has no reverse offload, and images built by
+     GCC 12's mkoffload no such label: no request can name a function.  */
+  if (found == 0 || addr == 0)
+    {
+      OK_DEBUG ("%s: image has no %s: no reverse offload", dev->base.label,
+		GCC_GCN_FUNC_TABLE);
+      return true;
+    }
+  uint64_t *fns = GOMP_PLUGIN_malloc (nfuncs * sizeof *fns);
+  if (!gcn_dev2host (&dev->base, fns, (void *) (uintptr_t) addr,
+		     nfuncs * sizeof *fns))
+    {
+      free (fns);
+      return false;
+    }
+  *rev_fns = fns;
+  return true;
+}
+
+/* Write the map of COUNT indirect functions (host address, device
+   address pairs, then 0: GCC 14's plugin's layout, which the device
+   libgomp of GCC 14 and 15 turns into a hash table at the kernel's
+   start, as GCC 16's does when the host gave it no table of its own) to
+   device memory, and its address to the device's map variable.  */
+static bool
+gcn_write_ind_map (struct gcn_device *dev, struct gcn_image *img,
+		   const uint64_t *host_ind_fns, const uint64_t *dev_fns,
+		   size_t count)
+{
+  uint64_t var = 0;
+  uint32_t var_size = 0;
+  int found = gcn_variable (dev, img, GCC_GCN_IND_MAP_VAR, &var, &var_size);
+  if (found < 0)
+    return false;
+  if (found == 0 || var == 0 || var_size < sizeof (uint64_t))
+    {
+      ok_dev_error (&dev->base, "cannot load offload image: it has %zu"
+		    " `declare target indirect' functions but its device"
+		    " code has no 8-byte variable %s (found %s)", count,
+		    GCC_GCN_IND_MAP_VAR, found ? "a smaller one" : "none");
+      return false;
+    }
+  size_t bytes = (2 * count + 1) * sizeof (uint64_t);
+  uint64_t *map = malloc (bytes);
+  if (map == NULL)
+    {
+      ok_dev_error (&dev->base, "out of memory loading an image");
+      return false;
+    }
+  for (size_t i = 0; i < count; i++)
+    {
+      map[2 * i] = host_ind_fns[i];
+      map[2 * i + 1] = dev_fns[i];
+      OK_DEBUG ("%s: indirect function %zu: %#llx -> %#llx",
+		dev->base.label, i, (unsigned long long) host_ind_fns[i],
+		(unsigned long long) dev_fns[i]);
+    }
+  map[2 * count] = 0;
+  img->ind_map = gcn_region_alloc (dev, bytes, "the indirect-function map");
+  bool ok = img->ind_map != NULL
+	    && gcn_host2dev (&dev->base, img->ind_map, map, bytes);
+  free (map);
+  uint64_t where = (uint64_t) (uintptr_t) img->ind_map;
+  return ok && gcn_host2dev (&dev->base, (void *) (uintptr_t) var, &where,
+			     sizeof where);
+}
+
+bool
+gcn_map_indirect (struct gcn_device *dev, struct gcn_image *img,
+		  const uint64_t *host_ind_fns, size_t count)
+{
+  if (count == 0)
+    return true;
+  if (host_ind_fns == NULL)
+    {
+      /* Only libgomp 14+ passes the host's table, and only a GCC 14+
+	 image has such functions, which libgomp 13 refuses by its library
+	 version: no region can call one.  */
+      OK_DEBUG ("%s: image has %zu indirect functions, libgomp passed no"
+		" host table of them", dev->base.label, count);
+      return true;
+    }
+  if (count > ((size_t) 1 << 24))
+    {
+      ok_dev_error (&dev->base, "cannot load offload image: it claims %zu"
+		    " `declare target indirect' functions", count);
+      return false;
+    }
+  uint64_t addr = 0;
+  uint32_t size = 0;
+  int found = gcn_variable (dev, img, GCC_GCN_IND_FUNC_TABLE, &addr, &size);
+  if (found < 0)
+    return false;
+  if (found == 0 || addr == 0)
+    {
+      ok_dev_error (&dev->base, "cannot load offload image: it has %zu"
+		    " `declare target indirect' functions but no global"
+		    " symbol %s at their table", count,
+		    GCC_GCN_IND_FUNC_TABLE);
+      return false;
+    }
+  uint64_t *dev_fns = malloc (count * sizeof *dev_fns);
+  if (dev_fns == NULL)
+    {
+      ok_dev_error (&dev->base, "out of memory loading an image");
+      return false;
+    }
+  bool ok = gcn_dev2host (&dev->base, dev_fns, (void *) (uintptr_t) addr,
+			  count * sizeof *dev_fns)
+	    && gcn_write_ind_map (dev, img, host_ind_fns, dev_fns, count);
+  free (dev_fns);
+  return ok;
+}
+
+size_t
+gcn_ind_count (const unsigned char *image, size_t size)
+{
+  uint64_t bytes = 0;
+  if (!gcn_elf_section_size (image, size, GCC_GCN_IND_FUNC_SECTION, &bytes))
+    return 0;
+  return (size_t) (bytes / sizeof (uint64_t));
+}

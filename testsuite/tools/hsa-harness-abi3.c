@@ -1,0 +1,536 @@
+/* hsa-harness: device code of GCC 13 and newer.  Its device runtime reads
+   the kernel arguments of GCN device version 3 (GCC 13's
+   libgomp/config/gcn/libgomp-gcn.h: stack and team-arena pointers and
+   sizes after the heap pointer, the output buffer at offset 56), GCC's own
+   images of 13 and 14 have other target data, GCC 14's map host
+   addresses of `declare target indirect' functions to device ones, and
+   GCC 13's post reverse-offload requests in the output buffer.
+
+   The only accel compiler here is GCC 12's, so the harness plays the
+   rest: it marks our descriptor's images as GCC 13's mkoffload would
+   (OK_TGT_GCN_KERNARGS_V3), wraps code objects in the target data of GCC
+   13's and 14's mkoffloads, and writes the device's requests into the
+   output buffer while the gate holds the kernel.  IND.so (ind.c) has, by
+   hand, what GCC 14's compiler would give indirect functions: a table in
+   .gnu.offload_ind_funcs and the device variable
+   __gomp_indirect_addr_map.  See hsa-harness.h.  */
+
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "hsa-harness.h"
+
+/* GCC 13's struct kernargs_abi.  */
+struct kernargs_v3
+{
+  int64_t tgt_vars, unused, out_ptr, heap_ptr, arena_ptr, stack_ptr;
+  int32_t arena_size_per_team, stack_size_per_thread;
+};
+#define V3_OUTPUT 56
+
+/* GCC's struct output and printf_data (libgomp-gcn.h), our own
+   declaration.  */
+struct out_entry
+{
+  int written;
+  char msg[128];
+  int type;
+  union
+  {
+    char text[128];
+    uint64_t value_u64[16];
+  } u;
+};
+
+struct out_buf
+{
+  int return_value;
+  unsigned int next_output;
+  struct out_entry queue[1024];
+  unsigned int consumed;
+};
+
+/* GCC 12's and 13's gcn target data, and 14's (gcn_image_desc of their
+   plugin-gcn.c).  */
+struct gcc_code
+{
+  size_t size;
+  const void *image;
+};
+
+struct gcc_kernel
+{
+  const char *name;
+  int oacc_dims[3];
+  int sgpr_count, vgpr_count;
+};
+
+struct gcc13_image
+{
+  const struct gcc_code *code;
+  unsigned kernel_count;
+  const struct gcc_kernel *kernels;
+  unsigned global_variable_count;
+};
+
+struct gcc14_image
+{
+  const struct gcc_code *code;
+  unsigned kernel_count;
+  const struct gcc_kernel *kernels;
+  unsigned ind_func_count;
+  unsigned global_variable_count;
+};
+
+/* The "declare target indirect" test library, or NULL.  */
+const struct reg *inds;
+
+/* D with every image marked as built by GCC 13+ (the copy lives until the
+   next call).  */
+static const struct ok_openmp_target *
+marked_v3 (const struct ok_openmp_target *d)
+{
+  static struct ok_tgt_desc targets[4];
+  static struct ok_openmp_target copy;
+  copy = *d;
+  for (uint32_t i = 0; i < d->num_targets && i < 4; i++)
+    {
+      targets[i] = d->targets[i];
+      targets[i].flags = OK_TGT_GCN_KERNARGS_V3;
+    }
+  copy.targets = targets;
+  return &copy;
+}
+
+static size_t
+block_size (uint64_t addr, uint64_t *base)
+{
+  uintptr_t b = 0;
+  size_t size = 0;
+  if (!f_block ((uintptr_t) addr, &b, &size))
+    return 0;
+  *base = b;
+  return size;
+}
+
+/* Whether dispatch D has the kernel arguments of device version 3 for
+   TV, TEAMS teams of THREADS wavefronts with ARENA bytes per team and
+   STACK per thread, and the LDS size GROUP.  */
+static bool
+v3_args_are (const struct dispatch *d, void *tv, unsigned teams,
+	     unsigned threads, size_t arena, size_t stack, uint32_t group)
+{
+  if (d->nkargs < 7)
+    {
+      fprintf (stderr, "  (%d kernarg words)\n", d->nkargs);
+      return false;
+    }
+  struct kernargs_v3 k;
+  memcpy (&k, d->kargs, sizeof k);
+  uint64_t base = 0;
+  size_t heap_block = block_size ((uint64_t) k.heap_ptr, &base);
+  bool heap_ok = heap_block >= 4096 + 8 && base == (uint64_t) k.heap_ptr
+		 && *(int64_t *) (uintptr_t) k.heap_ptr + 8
+		    <= (int64_t) heap_block;
+  size_t need = teams * arena + (size_t) teams * threads * stack;
+  size_t eph_block = block_size ((uint64_t) k.arena_ptr, &base);
+  bool eph_ok = base == (uint64_t) k.arena_ptr && eph_block >= need
+		&& (uint64_t) k.stack_ptr == (uint64_t) k.arena_ptr
+					     + teams * arena;
+  bool ok = k.tgt_vars == (int64_t) (uintptr_t) tv && k.unused == 0
+	    && (uint64_t) k.out_ptr == d->p.kernarg_address + V3_OUTPUT
+	    && heap_ok && eph_ok
+	    && k.arena_size_per_team == (int32_t) arena
+	    && k.stack_size_per_thread == (int32_t) stack
+	    && d->p.group_size == group;
+  if (!ok)
+    fprintf (stderr, "  (kernargs %#llx %#llx out %#llx heap %#llx (block"
+	     " %zu) arena %#llx stack %#llx (block %zu, need %zu) sizes %d %d;"
+	     " LDS %u, want %u)\n", (unsigned long long) k.tgt_vars,
+	     (unsigned long long) k.unused, (unsigned long long) k.out_ptr,
+	     (unsigned long long) k.heap_ptr, heap_block,
+	     (unsigned long long) k.arena_ptr, (unsigned long long) k.stack_ptr,
+	     eph_block, need, k.arena_size_per_team, k.stack_size_per_thread,
+	     (unsigned) d->p.group_size, (unsigned) group);
+  return ok;
+}
+
+static bool
+start (void)
+{
+  offloadkit_standin_libgomp_gcc = 14;
+  int (*num) (unsigned) = (int (*) (unsigned)) (void *) p_get_num_devices;
+  bool ok = num (0) >= 1 && describe_ours () && p_init_device (0);
+  check ("device 0 starts", ok);
+  return ok;
+}
+
+/* Our image marked as GCC 13+'s: every kernel-argument field, for the
+   default sizes and the LDS shared out between teams (60 compute units
+   in the fake); the same image unmarked keeps GCC 12's layout.  */
+void
+child_kernargs_v3 (void)
+{
+  if (!start ())
+    return;
+  const struct ok_openmp_target *v3 = marked_v3 (our_desc);
+  struct ok_addr_pair *t = load (0, v3);
+  check ("marked image loads", t != NULL);
+  if (t == NULL)
+    return;
+  void *fn = (void *) t[0].start;
+  void *tv = p_alloc (0, 64);
+  struct dispatch d;
+  void *a1[] = { ARG_TEAMS (3), ARG_LIMIT (2), NULL };
+  check ("3 teams of 2: arena, stacks, heap, output; 64 KiB of LDS",
+	 run_one (0, fn, tv, a1, &d)
+	 && v3_args_are (&d, tv, 3, 2, 64 * 1024, 32 * 1024, 65536));
+  void *a2[] = { ARG_TEAMS (200), ARG_LIMIT (4), NULL };
+  check ("200 teams of 4: the memory grows; 3 teams per CU share the LDS",
+	 run_one (0, fn, tv, a2, &d)
+	 && v3_args_are (&d, tv, 200, 4, 64 * 1024, 32 * 1024, 65536 / 3));
+  check ("3 teams of 2 again", run_one (0, fn, tv, a1, &d)
+	 && v3_args_are (&d, tv, 3, 2, 64 * 1024, 32 * 1024, 65536));
+  p_unload_image (0, ours->version, v3);
+  free (t);
+
+  t = load (0, our_desc);
+  check ("unmarked image loads", t != NULL);
+  if (t != NULL)
+    {
+      uint64_t extra = 0;
+      const struct ok_tgt_desc *td = target_for (our_desc, 0x906);
+      char kd[160];
+      snprintf (kd, sizeof kd, "%s.kd", td->func_names[0]);
+      f_symbol (kd, 0, NULL, NULL, NULL, &extra);
+      bool ok = run_one (0, (void *) t[0].start, tv, a1, &d)
+		&& d.kargs[2] == d.p.kernarg_address + 40
+		&& d.p.group_size == (uint32_t) (extra >> 32);
+      check ("GCC 12's device code: output at 40, the kernel's own LDS",
+	     ok);
+      p_unload_image (0, ours->version, our_desc);
+      free (t);
+    }
+  p_free (0, tv);
+  check ("fini", p_fini_device (0));
+  check_no_leaks ("after fini");
+}
+
+/* GCN_TEAM_ARENA_SIZE, GCN_STACK_SIZE and GOMP_GCN_LOWLAT_POOL, read as
+   GCC 13+'s plugin reads them (set by the area).  */
+void
+child_kernargs_v3_env (void)
+{
+  if (!start ())
+    return;
+  const struct ok_openmp_target *v3 = marked_v3 (our_desc);
+  struct ok_addr_pair *t = load (0, v3);
+  check ("marked image loads", t != NULL);
+  if (t == NULL)
+    return;
+  struct dispatch d;
+  void *a1[] = { ARG_TEAMS (5), ARG_LIMIT (3), NULL };
+  check ("8 KiB arenas, 4 KiB stacks, 1000 bytes of LDS",
+	 run_one (0, (void *) t[0].start, NULL, a1, &d)
+	 && v3_args_are (&d, NULL, 5, 3, 8192, 4096, 1000));
+  p_unload_image (0, ours->version, v3);
+  free (t);
+  check ("fini", p_fini_device (0));
+}
+
+/* GCC 13's and 14's own formats (device version 3), made of the GCC 12
+   image's parts: they load, and their kernels get version 3's
+   arguments.  An image claiming indirect functions without their table
+   is refused.  */
+void
+child_gcc_v3_images (void)
+{
+  if (gccs == NULL)
+    {
+      unsupported ("GCC 13 and 14 formats (no GCC-format library)");
+      return;
+    }
+  if (!start ())
+    return;
+  const struct ok_host_table *h = gccs->host_table;
+  size_t nf = (size_t) (h->funcs_end - h->funcs);
+  size_t nv = (size_t) (h->vars_end - h->vars) / 2;
+  const struct gcc13_image *g12 = gccs->target_data;
+  unsigned v13 = OK_GOMP_VERSION_PACK (2, OK_GCC_DEV_VERSION_GCN_13);
+  unsigned v14 = OK_GOMP_VERSION_PACK (3, OK_GCC_DEV_VERSION_GCN_13);
+  struct gcc14_image g14 = { g12->code, g12->kernel_count, g12->kernels, 0,
+			     g12->global_variable_count };
+  struct { const char *name; unsigned version; const void *data; } forms[] = {
+    { "GCC 13's format", v13, g12 },
+    { "GCC 14's format", v14, &g14 },
+  };
+  void *tv = p_alloc (0, 64);
+  for (int i = 0; i < 2; i++)
+    {
+      struct ok_addr_pair *t = harness_load (0, forms[i].version,
+					     forms[i].data, nf + nv + 1);
+      checkf (t != NULL, "%s: loads, %zu + %zu + 1 entries", forms[i].name,
+	      nf, nv);
+      if (t == NULL)
+	continue;
+      bool sizes = true;
+      for (size_t v = 0; v < nv; v++)
+	{
+	  uintptr_t hs = (uintptr_t) h->vars[2 * v + 1];
+	  if (hs & OK_GOMP_LINK_BIT)
+	    hs = sizeof (void *);
+	  sizes &= t[nf + v].end - t[nf + v].start == hs;
+	}
+      checkf (sizes, "%s: variables as big as on the host", forms[i].name);
+      struct dispatch d;
+      void *a[] = { ARG_TEAMS (2), ARG_LIMIT (1), NULL };
+      checkf (run_one (0, (void *) t[0].start, tv, a, &d)
+	      && v3_args_are (&d, tv, 2, 1, 64 * 1024, 32 * 1024, 65536),
+	      "%s: version 3 kernel arguments", forms[i].name);
+      checkf (p_unload_image (0, forms[i].version, forms[i].data),
+	      "%s: unloads", forms[i].name);
+      free (t);
+    }
+  p_free (0, tv);
+
+  /* Indirect functions, but GCC 12's code object has no table of them.  */
+  g14.ind_func_count = 2;
+  uint64_t host_fns[2] = { 0x1000, 0x2000 };
+  struct ok_addr_pair *t = NULL;
+  int e = errors_now ();
+  int n = (p_load_image) (0, v14, &g14, &t, NULL, host_fns);
+  check ("indirect functions without their table: refused", n == -1);
+  check ("indirect functions without their table: says so",
+	 error_says (e, "2 `declare target indirect' functions",
+		     ".offload_ind_func_table", NULL));
+  check ("fini", p_fini_device (0));
+  check_no_leaks ("after fini");
+}
+
+/* The map of indirect functions IND.so's image on device 0 got, given
+   HOST: {host, device} pairs and 0, the device addresses those of the
+   table ind_fns (IND_TAB: its table entry).  */
+static bool
+ind_map_is (const uint64_t *host, const struct ok_addr_pair *ind_tab)
+{
+  uintptr_t var = 0;
+  uint64_t size = 0;
+  uint64_t map_addr = 0, dev_fns[2] = { 0, 0 }, map[5];
+  if (!f_symbol ("__gomp_indirect_addr_map", 0, &var, &size, NULL, NULL)
+      || size != 8 || !p_dev2host (0, &map_addr, (void *) var, 8)
+      || map_addr == 0
+      || !p_dev2host (0, dev_fns, (void *) ind_tab->start, sizeof dev_fns)
+      || !p_dev2host (0, map, (void *) (uintptr_t) map_addr, sizeof map))
+    {
+      fprintf (stderr, "  (no map: variable %#lx, map at %#llx)\n",
+	       (unsigned long) var, (unsigned long long) map_addr);
+      return false;
+    }
+  bool ok = map[0] == host[0] && map[1] == dev_fns[0] && map[2] == host[1]
+	    && map[3] == dev_fns[1] && map[4] == 0 && dev_fns[0] != 0
+	    && dev_fns[1] != 0 && dev_fns[0] != dev_fns[1];
+  if (!ok)
+    fprintf (stderr, "  (map %#llx %#llx %#llx %#llx %#llx; device table"
+	     " %#llx %#llx)\n", (unsigned long long) map[0],
+	     (unsigned long long) map[1], (unsigned long long) map[2],
+	     (unsigned long long) map[3], (unsigned long long) map[4],
+	     (unsigned long long) dev_fns[0], (unsigned long long) dev_fns[1]);
+  return ok;
+}
+
+/* IND.so's descriptor and the index of its variable ind_fns.  */
+static const struct ok_openmp_target *
+ind_desc (size_t *nf, size_t *nv, size_t *ind_var)
+{
+  const struct ok_openmp_target *d = inds->target_data;
+  *nf = (size_t) (d->host.funcs_end - d->host.funcs);
+  *nv = (size_t) (d->host.vars_end - d->host.vars) / 2;
+  *ind_var = *nv;
+  for (size_t i = 0; i < *nv; i++)
+    if (strcmp (d->targets[0].var_names[i], "ind_fns") == 0)
+      *ind_var = i;
+  return d;
+}
+
+/* `declare target indirect' with libgomp 14: the map written for our
+   image (the count from the code object's table section) and for the
+   same code object in GCC 14's format (the count from its target data);
+   freed at unload.  */
+void
+child_indirect (void)
+{
+  if (inds == NULL)
+    {
+      unsupported ("indirect functions (no IND.so)");
+      return;
+    }
+  if (!start ())
+    return;
+  size_t nf, nv, iv;
+  const struct ok_openmp_target *d = ind_desc (&nf, &nv, &iv);
+  check ("IND.so: the variable ind_fns", iv < nv);
+  if (iv >= nv)
+    return;
+  uint64_t host_fns[2] = { 0x111000, 0x222000 };
+  struct ok_addr_pair *t = NULL;
+  int n = (p_load_image) (0, inds->version, d, &t, NULL, host_fns);
+  check ("our image with 2 indirect functions loads",
+	 n == (int) (nf + nv + 1));
+  if (n > 0)
+    {
+      check ("our image: the map {host, device}... 0 in"
+	     " __gomp_indirect_addr_map", ind_map_is (host_fns, &t[nf + iv]));
+      check ("our image: unloads", p_unload_image (0, inds->version, d));
+      free (t);
+    }
+
+  const struct ok_tgt_desc *td = &d->targets[0];
+  struct gcc_code code = { (size_t) (td->image_end - td->image_start),
+			   td->image_start };
+  struct gcc_kernel *ks = calloc (nf ? nf : 1, sizeof *ks);
+  for (size_t i = 0; i < nf; i++)
+    ks[i].name = td->func_names[i];
+  struct gcc14_image g14 = { &code, (unsigned) nf, ks, 2, (unsigned) nv };
+  unsigned v14 = OK_GOMP_VERSION_PACK (3, OK_GCC_DEV_VERSION_GCN_13);
+  uint64_t host2[2] = { 0x333000, 0x444000 };
+  t = NULL;
+  n = (p_load_image) (0, v14, &g14, &t, NULL, host2);
+  check ("GCC 14's format with 2 indirect functions loads",
+	 n == (int) (nf + nv + 1));
+  if (n > 0)
+    {
+      check ("GCC 14's format: the map", ind_map_is (host2, &t[nf + iv]));
+      check ("GCC 14's format: unloads", p_unload_image (0, v14, &g14));
+      free (t);
+    }
+  free (ks);
+  check ("fini", p_fini_device (0));
+  check_no_leaks ("after fini");
+}
+
+/* The entry point of kernel NAME as loaded on device 0: its kernel
+   descriptor's address plus kernel_code_entry_byte_offset (at 16).  */
+static uint64_t
+kernel_entry (const char *name)
+{
+  uintptr_t kd = 0;
+  int kernel = 0;
+  char sym[160];
+  snprintf (sym, sizeof sym, "%s.kd", name);
+  if (!f_symbol (sym, 0, &kd, NULL, &kernel, NULL) || !kernel)
+    return 0;
+  int64_t off;
+  memcpy (&off, (const void *) (kd + 16), sizeof off);
+  return (uint64_t) kd + (uint64_t) off;
+}
+
+/* Reverse offload, with the libgomp the area plays (13: copies through
+   the plugin's callbacks; 14: through its dev2host): libgomp's table of
+   the functions' device addresses, then a request that the device posts
+   in the output buffer while the kernel runs reaches
+   GOMP_PLUGIN_target_rev with its arguments, and the device is released.
+   The HSA devices are numbered for a program that requires reverse
+   offload.  */
+static void
+reverse_offload (int gcc)
+{
+  if (inds == NULL)
+    {
+      unsupported ("reverse offload (no IND.so)");
+      return;
+    }
+  offloadkit_standin_libgomp_gcc = gcc;
+  int (*num) (unsigned) = (int (*) (unsigned)) (void *) p_get_num_devices;
+  check ("requires reverse_offload: the HSA devices",
+	 num (OK_GOMP_REQUIRES_REVERSE_OFFLOAD) == 2);
+  if (!p_init_device (0))
+    {
+      check ("init", false);
+      return;
+    }
+  size_t nf, nv, iv;
+  const struct ok_openmp_target *d = marked_v3 (ind_desc (&nf, &nv, &iv));
+  struct ok_addr_pair *t = NULL;
+  uint64_t *rev = NULL;
+  int n = (p_load_image) (0, inds->version, d, &t, &rev, NULL);
+  check ("loads", n == (int) (nf + nv + 1));
+  if (n <= 0)
+    return;
+  bool rev_ok = rev != NULL;
+  for (size_t i = 0; rev_ok && i < nf; i++)
+    rev_ok = rev[i] != 0 && rev[i] == kernel_entry (d->targets[0].func_names[i]);
+  check ("the reverse-offload table: each function's entry point", rev_ok);
+  if (!rev_ok)
+    return;
+
+  /* The block the next launch reuses.  */
+  struct dispatch disp;
+  void *fn = (void *) t[0].start;
+  if (!run_one (0, fn, NULL, NULL, &disp))
+    {
+      check ("a run", false);
+      return;
+    }
+  struct out_buf *out = (struct out_buf *) (uintptr_t)
+			(disp.p.kernarg_address + V3_OUTPUT);
+  uint64_t *addrs = p_alloc (0, 16), *sizes = p_alloc (0, 16);
+  unsigned short *kinds = p_alloc (0, 4);
+  uint64_t host_addrs[2] = { 0xabcd00, 0 };
+  p_host2dev (0, addrs, host_addrs, sizeof host_addrs);
+  standin_rev_reset ();
+  standin_rev_device = 0;
+  completions_reset ();
+  f_gate (1);
+  int token;
+  p_async_run (0, fn, NULL, NULL, &token);
+  struct out_entry *e = &out->queue[0];
+  uint64_t req[6] = { rev[0], 1, (uintptr_t) addrs, (uintptr_t) sizes,
+		      (uintptr_t) kinds, 0 };
+  memcpy (e->u.value_u64, req, sizeof req);
+  e->type = 4;
+  __atomic_store_n (&e->written, 1, __ATOMIC_RELEASE);
+  __atomic_store_n (&out->next_output, 1, __ATOMIC_RELEASE);
+  /* The device waits until the host has run the region.  */
+  bool released = false;
+  for (int i = 0; i < 500 && !released; i++)
+    {
+      struct timespec pause = { 0, 10 * 1000 * 1000 };
+      nanosleep (&pause, NULL);
+      released = __atomic_load_n (&e->written, __ATOMIC_ACQUIRE) == 0;
+    }
+  f_gate (0);
+  wait_completions (1, 10);
+  check ("the device is released", released);
+  struct standin_rev r = standin_rev_now ();
+  check ("GOMP_PLUGIN_target_rev: once", r.calls == 1);
+  check ("GOMP_PLUGIN_target_rev: the function, mapnum and arrays",
+	 r.fn == rev[0] && r.mapnum == 1 && r.devaddrs == (uintptr_t) addrs
+	 && r.sizes == (uintptr_t) sizes && r.kinds == (uintptr_t) kinds
+	 && r.dev_num == 0);
+  check ("GOMP_PLUGIN_target_rev: libgomp reads the device's addresses",
+	 r.copied && r.addrs[0] == host_addrs[0]);
+  check ("the launch completes", completions_now () == 1);
+  p_free (0, addrs);
+  p_free (0, sizes);
+  p_free (0, kinds);
+  free (rev);
+  check ("unloads", p_unload_image (0, inds->version, d));
+  free (t);
+  check ("fini", p_fini_device (0));
+  check_no_leaks ("after fini");
+}
+
+void
+child_reverse_offload_13 (void)
+{
+  reverse_offload (13);
+}
+
+void
+child_reverse_offload_14 (void)
+{
+  reverse_offload (14);
+}
