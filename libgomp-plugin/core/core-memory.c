@@ -143,19 +143,11 @@ GOMP_OFFLOAD_dev2dev (int ord, void *dst, const void *src, size_t n)
 		    n);
 }
 
-/* Set N bytes at PTR on device ORD to VAL (libgomp 16's omp_target_memset;
-   required by libgomp 16 from a plugin that offers OpenMP devices).  With
-   no memset hook, a host buffer of VAL bytes is copied over the range.  */
 bool
-GOMP_OFFLOAD_memset (int ord, void *ptr, int val, size_t n)
+ok_memset_by_copy (struct ok_device *dev, void *ptr, int val, size_t n)
 {
-  struct ok_device *dev = core_device (ord, "set device memory");
-  if (dev == NULL)
-    return false;
   if (n == 0)
     return true;
-  if (dev->backend->memset != NULL)
-    return dev->backend->memset (dev, ptr, val, n);
   size_t chunk = n < CORE_MEMSET_CHUNK ? n : CORE_MEMSET_CHUNK;
   unsigned char *buf = malloc (chunk);
   if (buf == NULL)
@@ -168,11 +160,27 @@ GOMP_OFFLOAD_memset (int ord, void *ptr, int val, size_t n)
   for (size_t done = 0; ok && done < n; done += chunk)
     {
       size_t part = n - done < chunk ? n - done : chunk;
-      ok = core_copy (ord, "set device memory", OK_TRACE_H2D,
+      ok = core_copy (dev->ord, "set device memory", OK_TRACE_H2D,
 		      (char *) ptr + done, buf, part);
     }
   free (buf);
   return ok;
+}
+
+/* Set N bytes at PTR on device ORD to VAL (libgomp 16's omp_target_memset;
+   required by libgomp 16 from a plugin that offers OpenMP devices): the
+   backend's memset hook, else host buffers copied over the range.  */
+bool
+GOMP_OFFLOAD_memset (int ord, void *ptr, int val, size_t n)
+{
+  struct ok_device *dev = core_device (ord, "set device memory");
+  if (dev == NULL)
+    return false;
+  if (n == 0)
+    return true;
+  if (dev->backend->memset != NULL)
+    return dev->backend->memset (dev, ptr, val, n);
+  return ok_memset_by_copy (dev, ptr, val, n);
 }
 
 /* The trace's name of direction DIR.  */
