@@ -1,6 +1,7 @@
 /* Device memory: allocations, through the pool (mem-pool.h) for a
    backend that offers raw driver allocations, and copies, timed for the
-   trace.
+   trace; libgomp 14 to 16's memset, rectangular copies, managed memory
+   and accessibility, through a backend's optional hooks.
 
    libgomp allocates and frees device memory for every map clause of
    every region, and driver allocations are slow (tens of microseconds,
