@@ -147,6 +147,23 @@ struct ok_job
   uint64_t start;		/* The core's: when the launch began.  */
 };
 
+/* One rectangular copy of libgomp 14's omp_target_memcpy_rect, for a
+   backend's copy_rect hook: PLANES planes of ROWS rows of WIDTH bytes
+   each (all > 0), from SRC to DST, both at the first byte to copy.  On
+   each side rows are PITCH bytes apart and planes HEIGHT rows (of PITCH
+   bytes) apart; HEIGHT means nothing when PLANES is 1.  */
+enum ok_copy_dir { OK_COPY_H2D, OK_COPY_D2H, OK_COPY_D2D };
+
+struct ok_rect
+{
+  enum ok_copy_dir dir;
+  void *dst;
+  const void *src;
+  size_t width, rows, planes;
+  size_t dst_pitch, src_pitch;
+  size_t dst_height, src_height;
+};
+
 /* A backend's job record may be this large at most: synchronous launches
    keep it on the launching thread's stack.  */
 #define OK_JOB_MAX 256
@@ -184,6 +201,37 @@ struct ok_backend
   /* Optional: set N > 0 bytes of device memory at PTR to VAL.  Without
      it the core copies a host buffer with host2dev.  */
   bool (*memset) (struct ok_device *dev, void *ptr, int val, size_t n);
+  /* Optional: the copy RECT with the driver's own rectangular copy, done
+     when it returns.  1 when copied, 0 after a reported error, -1 when
+     the driver cannot take this rectangle (nothing was copied, nothing
+     said): the core then copies row by row with the copy hooks, as it
+     does for a backend without it.  */
+  int (*copy_rect) (struct ok_device *dev, const struct ok_rect *rect);
+
+  /* The entry points of libgomp 15 and 16, each optional; without one
+     the core answers as libgomp does when a plugin lacks the entry
+     point.  */
+  /* A string that names DEV uniquely and stays the same from run to run
+     (libgomp 15's omp_get_uid_from_device), allocated with
+     GOMP_PLUGIN_malloc; NULL when there is none (libgomp then makes one
+     of the device number), after a message if a driver call failed.  */
+  char *(*get_uid) (struct ok_device *dev);
+  /* Memory that the host and DEV both reach at the same address (libgomp
+     16's ompx_gnu_managed_mem_space): SIZE bytes, or NULL, after a
+     message when something failed; NULL without one when DEV cannot
+     have such memory.  MANAGED_FREE frees what MANAGED_ALLOC gave.  */
+  void *(*managed_alloc) (struct ok_device *dev, size_t size);
+  bool (*managed_free) (struct ok_device *dev, void *ptr);
+  /* Whether code on DEV can access all of [PTR, PTR + SIZE), SIZE > 0
+     (libgomp 16's omp_target_is_accessible): 1 or 0.  */
+  int (*is_accessible) (struct ok_device *dev, const void *ptr, size_t size);
+  /* Page-locked host memory of SIZE > 0 bytes into *PTR (libgomp 16's
+     pinned allocators), through device DEV, the plugin's first; *PTR
+     NULL when none is to be had.  False only after a reported error,
+     which ends the program (libgomp's gomp_fatal).  Only the nvptx
+     plugin exports these entry points (core-page-locked.c says why).  */
+  bool (*page_locked_alloc) (struct ok_device *dev, void **ptr, size_t size);
+  bool (*page_locked_free) (struct ok_device *dev, void *ptr);
 
   /* Number of devices of this kind.  Called once, from
      GOMP_OFFLOAD_get_num_devices.  Must return 0 *silently* when the driver

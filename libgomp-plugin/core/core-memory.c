@@ -1,6 +1,7 @@
 /* Device memory: allocations, through the pool (mem-pool.h) for a
    backend that offers raw driver allocations, and copies, timed for the
-   trace.
+   trace; libgomp 14 to 16's memset, rectangular copies, managed memory
+   and accessibility, through a backend's optional hooks.
 
    libgomp allocates and frees device memory for every map clause of
    every region, and driver allocations are slow (tens of microseconds,
@@ -143,19 +144,11 @@ GOMP_OFFLOAD_dev2dev (int ord, void *dst, const void *src, size_t n)
 		    n);
 }
 
-/* Set N bytes at PTR on device ORD to VAL (libgomp 16's omp_target_memset;
-   required by libgomp 16 from a plugin that offers OpenMP devices).  With
-   no memset hook, a host buffer of VAL bytes is copied over the range.  */
 bool
-GOMP_OFFLOAD_memset (int ord, void *ptr, int val, size_t n)
+ok_memset_by_copy (struct ok_device *dev, void *ptr, int val, size_t n)
 {
-  struct ok_device *dev = core_device (ord, "set device memory");
-  if (dev == NULL)
-    return false;
   if (n == 0)
     return true;
-  if (dev->backend->memset != NULL)
-    return dev->backend->memset (dev, ptr, val, n);
   size_t chunk = n < CORE_MEMSET_CHUNK ? n : CORE_MEMSET_CHUNK;
   unsigned char *buf = malloc (chunk);
   if (buf == NULL)
@@ -168,43 +161,111 @@ GOMP_OFFLOAD_memset (int ord, void *ptr, int val, size_t n)
   for (size_t done = 0; ok && done < n; done += chunk)
     {
       size_t part = n - done < chunk ? n - done : chunk;
-      ok = core_copy (ord, "set device memory", OK_TRACE_H2D,
+      ok = core_copy (dev->ord, "set device memory", OK_TRACE_H2D,
 		      (char *) ptr + done, buf, part);
     }
   free (buf);
   return ok;
 }
 
-/* One rectangular copy of libgomp 14's omp_target_memcpy_rect: ROWS rows
-   of ROW bytes, DST_PITCH and SRC_PITCH bytes apart, from SRC to DST
-   (already at the first row's first byte).  DST_ORD or SRC_ORD is -1 for
-   the host.  1 when copied, 0 after a reported error, -1 when libgomp
-   should copy another way (between two devices).  */
+/* Set N bytes at PTR on device ORD to VAL (libgomp 16's omp_target_memset;
+   required by libgomp 16 from a plugin that offers OpenMP devices): the
+   backend's memset hook, else host buffers copied over the range.  */
+bool
+GOMP_OFFLOAD_memset (int ord, void *ptr, int val, size_t n)
+{
+  struct ok_device *dev = core_device (ord, "set device memory");
+  if (dev == NULL)
+    return false;
+  if (n == 0)
+    return true;
+  if (dev->backend->memset != NULL)
+    return dev->backend->memset (dev, ptr, val, n);
+  return ok_memset_by_copy (dev, ptr, val, n);
+}
+
+/* The trace's name of direction DIR.  */
+static enum ok_trace_dir
+core_trace_dir (enum ok_copy_dir dir)
+{
+  return (dir == OK_COPY_H2D ? OK_TRACE_H2D
+	  : dir == OK_COPY_D2H ? OK_TRACE_D2H : OK_TRACE_D2D);
+}
+
+/* R row by row with DEV's copy hooks, one copy for each run of rows (or
+   planes) that lie back to back on both sides.  */
+static bool
+core_copy_rect_rows (struct ok_device *dev, const struct ok_rect *r)
+{
+  const struct ok_backend *backend = dev->backend;
+  bool (*copy) (struct ok_device *, void *, const void *, size_t)
+    = (r->dir == OK_COPY_H2D ? backend->host2dev
+       : r->dir == OK_COPY_D2H ? backend->dev2host : backend->dev2dev);
+  char *dst = r->dst;
+  const char *src = r->src;
+  /* The callers checked that the last byte's offset fits.  */
+  size_t dst_plane = r->dst_height * r->dst_pitch;
+  size_t src_plane = r->src_height * r->src_pitch;
+  bool rows_packed = r->width == r->dst_pitch && r->width == r->src_pitch;
+  if (rows_packed
+      && (r->planes == 1
+	  || (r->rows == r->dst_height && r->rows == r->src_height)))
+    return copy (dev, dst, src, r->width * r->rows * r->planes);
+  for (size_t p = 0; p < r->planes; p++)
+    {
+      char *d = dst + p * dst_plane;
+      const char *s = src + p * src_plane;
+      if (rows_packed)
+	{
+	  if (!copy (dev, d, s, r->width * r->rows))
+	    return false;
+	  continue;
+	}
+      for (size_t row = 0; row < r->rows; row++)
+	if (!copy (dev, d + row * r->dst_pitch, s + row * r->src_pitch,
+		   r->width))
+	  return false;
+    }
+  return true;
+}
+
+/* Copy R, whose sides DST_ORD and SRC_ORD are (-1 for the host), for
+   libgomp 14's omp_target_memcpy_rect: with the backend's copy_rect when
+   it takes R, else row by row.  1 when copied, 0 after a reported error,
+   -1 when libgomp should copy another way (between two devices).  Timed
+   for the trace as one transfer.  */
 static int
-core_copy_rows (int dst_ord, int src_ord, size_t rows, size_t row,
-		char *dst, size_t dst_pitch, const char *src,
-		size_t src_pitch)
+core_copy_rect (int dst_ord, int src_ord, struct ok_rect *r)
 {
   int ord;
-  enum ok_trace_dir dir;
   const char *what;
   if (dst_ord == -1 && src_ord >= 0)
-    ord = src_ord, dir = OK_TRACE_D2H, what = "copy from the device";
+    ord = src_ord, r->dir = OK_COPY_D2H, what = "copy from the device";
   else if (src_ord == -1 && dst_ord >= 0)
-    ord = dst_ord, dir = OK_TRACE_H2D, what = "copy to the device";
+    ord = dst_ord, r->dir = OK_COPY_H2D, what = "copy to the device";
   else if (src_ord >= 0 && src_ord == dst_ord)
-    ord = dst_ord, dir = OK_TRACE_D2D, what = "copy within the device";
+    ord = dst_ord, r->dir = OK_COPY_D2D, what = "copy within the device";
   else
     return -1;
-  if (rows == 0 || row == 0)
-    return core_device (ord, what) != NULL;
-  if (row == dst_pitch && row == src_pitch)
-    return core_copy (ord, what, dir, dst, src, rows * row);
-  for (size_t r = 0; r < rows; r++)
-    if (!core_copy (ord, what, dir, dst + r * dst_pitch, src + r * src_pitch,
-		    row))
-      return 0;
-  return 1;
+  struct ok_device *dev = core_device (ord, what);
+  if (dev == NULL)
+    return 0;
+  if (r->width == 0 || r->rows == 0 || r->planes == 0)
+    return 1;
+  const struct ok_backend *backend = dev->backend;
+  uint64_t start = ok_trace_on () ? ok_trace_now () : 0;
+  int done = -1;
+  if (backend->copy_rect != NULL)
+    done = backend->copy_rect (dev, r);
+  if (done == -1)
+    done = core_copy_rect_rows (dev, r);
+  size_t bytes;
+  if (done == 1 && ok_trace_on ()
+      && !__builtin_mul_overflow (r->width, r->rows, &bytes)
+      && !__builtin_mul_overflow (bytes, r->planes, &bytes))
+    ok_trace_transfer (ord, backend->name, core_trace_dir (r->dir), bytes,
+		       start, ok_trace_now ());
+  return done;
 }
 
 /* Whether A * B + C fits, into *R.  */
@@ -233,9 +294,12 @@ GOMP_OFFLOAD_memcpy2d (int dst_ord, int src_ord, size_t dim1_size,
       ok_error ("cannot copy a 2D rectangle: its offsets overflow");
       return 0;
     }
-  return core_copy_rows (dst_ord, src_ord, dim0_len, dim1_size,
-			 (char *) dst + dst_off, dst_dim1_size,
-			 (const char *) src + src_off, src_dim1_size);
+  struct ok_rect r = {
+    .dst = (char *) dst + dst_off, .src = (const char *) src + src_off,
+    .width = dim1_size, .rows = dim0_len, .planes = 1,
+    .dst_pitch = dst_dim1_size, .src_pitch = src_dim1_size,
+    .dst_height = dim0_len, .src_height = dim0_len };
+  return core_copy_rect (dst_ord, src_ord, &r);
 }
 
 int
@@ -263,17 +327,60 @@ GOMP_OFFLOAD_memcpy3d (int dst_ord, int src_ord, size_t dim2_size,
       ok_error ("cannot copy a 3D rectangle: its offsets overflow");
       return 0;
     }
-  if (dim0_len == 0)
-    return core_copy_rows (dst_ord, src_ord, 0, 0, dst, 0, src, 0);
-  for (size_t p = 0; p < dim0_len; p++)
+  struct ok_rect r = {
+    .dst = (char *) dst + dst_off, .src = (const char *) src + src_off,
+    .width = dim2_size, .rows = dim1_len, .planes = dim0_len,
+    .dst_pitch = dst_dim2_size, .src_pitch = src_dim2_size,
+    .dst_height = dst_dim1_len, .src_height = src_dim1_len };
+  return core_copy_rect (dst_ord, src_ord, &r);
+}
+
+/* libgomp 16's managed memory (ompx_gnu_managed_mem_space): what the
+   backend gives, or NULL, as from a libgomp whose plugin has none, when
+   the backend has none.  */
+void *
+GOMP_OFFLOAD_managed_alloc (int ord, size_t size)
+{
+  struct ok_device *dev = core_device (ord, "allocate managed memory");
+  if (dev == NULL)
+    return NULL;
+  if (dev->backend->managed_alloc == NULL)
     {
-      int r = core_copy_rows (dst_ord, src_ord, dim1_len, dim2_size,
-			      (char *) dst + dst_off + p * dst_plane,
-			      dst_dim2_size,
-			      (const char *) src + src_off + p * src_plane,
-			      src_dim2_size);
-      if (r != 1)
-	return r;
+      OK_DEBUG ("%s: no managed memory", dev->label);
+      return NULL;
     }
-  return 1;
+  return dev->backend->managed_alloc (dev, size);
+}
+
+bool
+GOMP_OFFLOAD_managed_free (int ord, void *ptr)
+{
+  struct ok_device *dev = core_device (ord, "free managed memory");
+  if (dev == NULL)
+    return false;
+  if (ptr == NULL)
+    return true;
+  if (dev->backend->managed_free == NULL)
+    {
+      ok_dev_error (dev, "cannot free managed memory at %p: the device has"
+		    " none", ptr);
+      return false;
+    }
+  return dev->backend->managed_free (dev, ptr);
+}
+
+/* libgomp 16's omp_target_is_accessible: 1 when code on device ORD can
+   access all of [PTR, PTR + SIZE), else 0; 0 also for a backend that
+   cannot tell, as libgomp answers for a plugin without the entry point
+   and without shared memory.  */
+int
+GOMP_OFFLOAD_is_accessible_ptr (int ord, const void *ptr, size_t size)
+{
+  struct ok_device *dev = core_device (ord, "tell accessible memory");
+  uintptr_t end;
+  if (dev == NULL || ptr == NULL || size == 0
+      || __builtin_add_overflow ((uintptr_t) ptr, size, &end)
+      || dev->backend->is_accessible == NULL)
+    return 0;
+  return dev->backend->is_accessible (dev, ptr, size) > 0;
 }

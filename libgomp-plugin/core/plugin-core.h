@@ -147,6 +147,14 @@ void ok_images_release (struct ok_device *dev);
    on behalf of a holder.  */
 struct ok_loaded_image *ok_images_first (struct ok_device *dev);
 
+/* ---- Device memory (core-memory.c) ---- */
+
+/* Set N bytes at PTR on DEV to VAL by copying host buffers of VAL bytes
+   over them with the backend's host2dev: what GOMP_OFFLOAD_memset does
+   without a memset hook, and what a hook may leave to it (bytes its
+   driver cannot set).  False after a reported error.  */
+bool ok_memset_by_copy (struct ok_device *dev, void *ptr, int val, size_t n);
+
 /* ---- Launches (core-launch.c) ---- */
 
 /* Run FN on DEV as a synchronous launch would, from a backend's own code

@@ -70,6 +70,8 @@ typedef int CUjitInputType;
    the legacy default (NULL) stream.  */
 #define CU_STREAM_NON_BLOCKING 0x1
 
+#include "cuda-api-entries.h"
+
 /* The table of driver entry points, one member per line of
    cuda-calls.def, named by API name (cuMemAlloc, whose exported symbol is
    cuMemAlloc_v2).  Optional members may be NULL.  */

@@ -171,6 +171,15 @@ bool cuda_dev2host (struct ok_device *dev, void *dst, const void *src,
 bool cuda_memset (struct ok_device *dev, void *ptr, int val, size_t n);
 bool cuda_dev2dev (struct ok_device *dev, void *dst, const void *src,
 		   size_t n);
+/* The entry points of libgomp 14 to 16 (backend.h says what each
+   promises).  */
+int cuda_copy_rect (struct ok_device *dev, const struct ok_rect *rect);
+char *cuda_get_uid (struct ok_device *dev);
+void *cuda_managed_alloc (struct ok_device *dev, size_t size);
+bool cuda_managed_free (struct ok_device *dev, void *ptr);
+int cuda_is_accessible (struct ok_device *dev, const void *ptr, size_t size);
+bool cuda_page_locked_alloc (struct ok_device *dev, void **ptr, size_t size);
+bool cuda_page_locked_free (struct ok_device *dev, void *ptr);
 
 /* ---- cuda-launch.c ---- */
 

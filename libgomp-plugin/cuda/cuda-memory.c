@@ -345,3 +345,236 @@ cuda_memset (struct ok_device *d, void *ptr, int val, size_t n)
     }
   return true;
 }
+
+/* libgomp 14's rectangular copies: cuMemcpy2D, or cuMemcpy3D for more
+   than one plane, both synchronous.  As after cuMemcpyHtoD, the legacy
+   stream is synchronised afterwards: a copy from pageable memory may
+   return before its last DMA, and one within the device before it ran,
+   while our kernels' streams do not wait for the legacy one.  A
+   rectangle the driver refuses (a pitch above its limit, say) is left to
+   the core's row-by-row copy, as GCC's plugin falls back to
+   cuMemcpy2DUnaligned.  */
+
+/* The address P on side TYPE into *HOST or *DEVICE.  */
+static void
+cuda_rect_side (CUmemorytype type, const void *p, const void **host,
+		CUdeviceptr *device)
+{
+  if (type == CU_MEMORYTYPE_HOST)
+    *host = p;
+  else
+    *device = (CUdeviceptr) (uintptr_t) p;
+}
+
+int
+cuda_copy_rect (struct ok_device *d, const struct ok_rect *r)
+{
+  struct cuda_device *dev = cuda_dev (d);
+  bool flat = r->planes == 1;
+  if (flat ? ok_cuda.cuMemcpy2D == NULL : ok_cuda.cuMemcpy3D == NULL)
+    return -1;
+  if (!cuda_enter (dev))
+    return 0;
+  CUmemorytype dst_type = (r->dir == OK_COPY_D2H ? CU_MEMORYTYPE_HOST
+			   : CU_MEMORYTYPE_DEVICE);
+  CUmemorytype src_type = (r->dir == OK_COPY_H2D ? CU_MEMORYTYPE_HOST
+			   : CU_MEMORYTYPE_DEVICE);
+  const void *dst_host = NULL;
+  const char *call;
+  CUresult res;
+  if (flat)
+    {
+      CUDA_MEMCPY2D c = {
+	.srcMemoryType = src_type, .srcPitch = r->src_pitch,
+	.dstMemoryType = dst_type, .dstPitch = r->dst_pitch,
+	.WidthInBytes = r->width, .Height = r->rows };
+      cuda_rect_side (src_type, r->src, &c.srcHost, &c.srcDevice);
+      cuda_rect_side (dst_type, r->dst, &dst_host, &c.dstDevice);
+      c.dstHost = (void *) dst_host;
+      call = "cuMemcpy2D";
+      res = ok_cuda.cuMemcpy2D (&c);
+    }
+  else
+    {
+      CUDA_MEMCPY3D c = {
+	.srcMemoryType = src_type, .srcPitch = r->src_pitch,
+	.srcHeight = r->src_height,
+	.dstMemoryType = dst_type, .dstPitch = r->dst_pitch,
+	.dstHeight = r->dst_height,
+	.WidthInBytes = r->width, .Height = r->rows, .Depth = r->planes };
+      cuda_rect_side (src_type, r->src, &c.srcHost, &c.srcDevice);
+      cuda_rect_side (dst_type, r->dst, &dst_host, &c.dstDevice);
+      c.dstHost = (void *) dst_host;
+      call = "cuMemcpy3D";
+      res = ok_cuda.cuMemcpy3D (&c);
+    }
+  if (res == CUDA_ERROR_INVALID_VALUE)
+    {
+      OK_DEBUG ("%s: %s refused a rectangle of %zu x %zu x %zu bytes:"
+		" copying row by row", d->label, call, r->planes, r->rows,
+		r->width);
+      return -1;
+    }
+  if (res == CUDA_SUCCESS && r->dir != OK_COPY_D2H)
+    {
+      call = "cuStreamSynchronize";
+      res = ok_cuda.cuStreamSynchronize (NULL);
+    }
+  if (res != CUDA_SUCCESS)
+    {
+      static const char *const side[] = { "host", "device", "device" };
+      char what[192];
+      snprintf (what, sizeof what, "cannot copy %zu planes of %zu rows of"
+		" %zu bytes from %s %p to %s %p", r->planes, r->rows, r->width,
+		side[r->dir == OK_COPY_H2D ? 0 : 1], r->src,
+		side[r->dir == OK_COPY_D2H ? 0 : 1], r->dst);
+      ok_dev_call_error (d, what, call, res);
+      return 0;
+    }
+  return 1;
+}
+
+/* libgomp 15's device UID: "GPU-" and the device's UUID in hexadecimal,
+   grouped as GCC's nvptx plugin groups it (GCC 15's
+   libgomp/plugin/plugin-nvptx.c, GOMP_OFFLOAD_get_uid: 4, 2, 2 and 8
+   bytes), so that a program sees the same UID under either plugin.  */
+char *
+cuda_get_uid (struct ok_device *d)
+{
+  struct cuda_device *dev = cuda_dev (d);
+  if (ok_cuda.cuDeviceGetUuid == NULL)
+    {
+      OK_DEBUG ("%s: no cuDeviceGetUuid_v2 in the driver: no UID",
+		d->label);
+      return NULL;
+    }
+  CUuuid u;
+  CUresult r = ok_cuda.cuDeviceGetUuid (&u, dev->handle);
+  if (r != CUDA_SUCCESS)
+    {
+      ok_dev_call_error (d, "cannot read the device's UUID",
+			 "cuDeviceGetUuid", r);
+      return NULL;
+    }
+  char *uid = GOMP_PLUGIN_malloc (sizeof "GPU-" + 32 + 3);
+  char *p = uid + sprintf (uid, "GPU-");
+  for (int i = 0; i < 16; i++)
+    p += sprintf (p, "%s%02x", i == 4 || i == 6 || i == 8 ? "-" : "",
+		  (unsigned char) u.bytes[i]);
+  return uid;
+}
+
+/* libgomp 16's managed memory: cuMemAllocManaged, attached globally,
+   where the device can have it (CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY);
+   cuMemFree frees it like any device allocation.  */
+void *
+cuda_managed_alloc (struct ok_device *d, size_t size)
+{
+  struct cuda_device *dev = cuda_dev (d);
+  if (ok_cuda.cuMemAllocManaged == NULL)
+    {
+      OK_DEBUG ("%s: no cuMemAllocManaged in the driver", d->label);
+      return NULL;
+    }
+  if (!cuda_enter (dev))
+    return NULL;
+  int managed = 0;
+  CUresult r = ok_cuda.cuDeviceGetAttribute
+    (&managed, CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, dev->handle);
+  if (r != CUDA_SUCCESS)
+    {
+      ok_dev_call_error (d, "cannot tell whether the device has managed"
+			 " memory", "cuDeviceGetAttribute", r);
+      return NULL;
+    }
+  if (!managed)
+    {
+      OK_DEBUG ("%s: the device cannot allocate managed memory", d->label);
+      return NULL;
+    }
+  CUdeviceptr p = 0;
+  /* The driver refuses 0 bytes; the pointer must still be unique.  */
+  r = ok_cuda.cuMemAllocManaged (&p, size == 0 ? 1 : size,
+				 CU_MEM_ATTACH_GLOBAL);
+  if (r != CUDA_SUCCESS)
+    {
+      char what[96];
+      snprintf (what, sizeof what, "cannot allocate %zu bytes of managed"
+		" memory", size);
+      ok_dev_call_error (d, what, "cuMemAllocManaged", r);
+      return NULL;
+    }
+  return (void *) (uintptr_t) p;
+}
+
+bool
+cuda_managed_free (struct ok_device *d, void *ptr)
+{
+  return cuda_raw_free (d, ptr);
+}
+
+/* libgomp 16's omp_target_is_accessible: memory the driver knows as
+   host (page-locked), device or unified memory, page by page (the driver
+   answers for one address), as GCC's plugin asks; memory it does not
+   know, pageable host memory, is not accessible.  */
+int
+cuda_is_accessible (struct ok_device *d, const void *ptr, size_t size)
+{
+  if (ok_cuda.cuPointerGetAttribute == NULL || !cuda_enter (cuda_dev (d)))
+    return 0;
+  uintptr_t p = (uintptr_t) ptr, end = p + size;
+  do
+    {
+      CUmemorytype type = 0;
+      if (ok_cuda.cuPointerGetAttribute (&type,
+					 CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+					 (CUdeviceptr) p) != CUDA_SUCCESS
+	  || (type != CU_MEMORYTYPE_HOST && type != CU_MEMORYTYPE_DEVICE
+	      && type != CU_MEMORYTYPE_UNIFIED))
+	return 0;
+      p = (p + 4096) & ~(uintptr_t) 4095;
+    }
+  while (p < end);
+  return 1;
+}
+
+/* libgomp 16's page-locked host memory: cuMemHostAlloc, as GCC's plugin
+   (no flags: with unified addressing, every device reaches it).  Out of
+   memory is no error: *PTR stays NULL and the allocator's fallback
+   decides.  */
+bool
+cuda_page_locked_alloc (struct ok_device *d, void **ptr, size_t size)
+{
+  *ptr = NULL;
+  if (!cuda_enter (cuda_dev (d)))
+    return false;
+  CUresult r = ok_cuda.cuMemHostAlloc (ptr, size, 0);
+  if (r == CUDA_SUCCESS)
+    return true;
+  *ptr = NULL;
+  if (r == CUDA_ERROR_OUT_OF_MEMORY)
+    {
+      OK_DEBUG ("%s: no page-locked host memory of %zu bytes", d->label,
+		size);
+      return true;
+    }
+  char what[96];
+  snprintf (what, sizeof what, "cannot allocate %zu bytes of page-locked"
+	    " host memory", size);
+  ok_dev_call_error (d, what, "cuMemHostAlloc", r);
+  return false;
+}
+
+bool
+cuda_page_locked_free (struct ok_device *d, void *ptr)
+{
+  if (!cuda_enter (cuda_dev (d)))
+    return false;
+  CUresult r = ok_cuda.cuMemFreeHost (ptr);
+  if (r == CUDA_SUCCESS)
+    return true;
+  char what[96];
+  snprintf (what, sizeof what, "free page-locked host memory at %p", ptr);
+  ok_dev_teardown_ok (d, r, what, "cuMemFreeHost");
+  return false;
+}

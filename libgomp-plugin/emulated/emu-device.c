@@ -71,6 +71,12 @@ const struct ok_backend ok_backend_emulated = {
   .host2dev = emu_host2dev,
   .dev2host = emu_dev2host,
   .dev2dev = emu_dev2dev,
+  .get_uid = emu_get_uid,
+  .managed_alloc = emu_managed_alloc,
+  .managed_free = emu_managed_free,
+  .is_accessible = emu_is_accessible,
+  .page_locked_alloc = emu_page_locked_alloc,
+  .page_locked_free = emu_page_locked_free,
   .launch = emu_launch,
   .finish = emu_finish,
 };

@@ -152,6 +152,14 @@ bool emu_dev2host (struct ok_device *dev, void *dst, const void *src,
 		   size_t n);
 bool emu_dev2dev (struct ok_device *dev, void *dst, const void *src,
 		  size_t n);
+/* The entry points of libgomp 15 and 16 (backend.h says what each
+   promises).  */
+char *emu_get_uid (struct ok_device *dev);
+void *emu_managed_alloc (struct ok_device *dev, size_t size);
+bool emu_managed_free (struct ok_device *dev, void *ptr);
+int emu_is_accessible (struct ok_device *dev, const void *ptr, size_t size);
+bool emu_page_locked_alloc (struct ok_device *dev, void **ptr, size_t size);
+bool emu_page_locked_free (struct ok_device *dev, void *ptr);
 
 /* ---- emu-image.c ---- */
 

@@ -1,11 +1,16 @@
 /* Device memory of the emulated device: every allocation a poisoned
    malloc block of its own, recorded in a sorted registry per device, so
    that copies outside a live block and frees of unknown pointers are
-   errors (see emu-internal.h).  */
+   errors (see emu-internal.h).  And what the entry points of libgomp 15
+   and 16 ask of the device: its UID, managed memory, accessibility,
+   page-locked host memory.  */
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "emu-internal.h"
 
@@ -287,4 +292,145 @@ emu_free (struct ok_device *d, void *ptr)
   emu_unlock_region (held);
   free (ptr);
   return true;
+}
+
+/* The entry points of libgomp 15 and 16.  */
+
+/* The UID: "offloadkit-emulated-PLUGIN-N", N the device's index among
+   the plugin's emulated devices.  It stays the same from run to run
+   with the same OFFLOADKIT_EMULATE, and differs between the two plugins'
+   emulated devices, which libgomp numbers together.  */
+char *
+emu_get_uid (struct ok_device *d)
+{
+  const char *fmt = "offloadkit-emulated-%s-%d";
+  int n = snprintf (NULL, 0, fmt, ok_plugin.name, d->local);
+  char *uid = GOMP_PLUGIN_malloc ((size_t) n + 1);
+  snprintf (uid, (size_t) n + 1, fmt, ok_plugin.name, d->local);
+  return uid;
+}
+
+/* Managed memory is real here: device memory is host memory, so one
+   block is what both the host and the device's regions see at the same
+   address.  It is an ordinary allocation of the device (copies may use
+   it, and it goes with the device), as cuMemAllocManaged's is one that
+   cuMemFree frees.  */
+void *
+emu_managed_alloc (struct ok_device *d, size_t size)
+{
+  return emu_alloc (d, size);
+}
+
+bool
+emu_managed_free (struct ok_device *d, void *ptr)
+{
+  return emu_free (d, ptr);
+}
+
+/* Page-locked host memory: whole pages, mapped for it alone and locked
+   (mlock), as libgomp pins memory itself when no plugin does; recorded
+   here, process-wide, so that frees of anything else are refused.  */
+struct emu_locked
+{
+  struct emu_locked *next;
+  void *start;
+  size_t size;			/* Mapped bytes, whole pages.  */
+};
+
+static pthread_mutex_t emu_locked_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct emu_locked *emu_locked_list;
+
+/* Whether all of [PTR, PTR + N) is page-locked memory given out here.  */
+static bool
+emu_locked_holds (const void *ptr, size_t n)
+{
+  bool found = false;
+  pthread_mutex_lock (&emu_locked_lock);
+  for (struct emu_locked *l = emu_locked_list; l != NULL && !found;
+       l = l->next)
+    {
+      uintptr_t off = (uintptr_t) ptr - (uintptr_t) l->start;
+      found = (uintptr_t) ptr >= (uintptr_t) l->start && off < l->size
+	      && n <= l->size - off;
+    }
+  pthread_mutex_unlock (&emu_locked_lock);
+  return found;
+}
+
+/* When the pages cannot be mapped or locked (RLIMIT_MEMLOCK), there is
+   no page-locked memory to be had: *PTR stays NULL and the allocator's
+   fallback decides, as when libgomp's own mlock fails.  */
+bool
+emu_page_locked_alloc (struct ok_device *d, void **ptr, size_t size)
+{
+  *ptr = NULL;
+  size_t page = (size_t) sysconf (_SC_PAGESIZE);
+  size_t mapped;
+  if (__builtin_add_overflow (size, page - 1, &mapped))
+    return true;
+  mapped -= mapped % page;
+  struct emu_locked *l = malloc (sizeof *l);
+  if (l == NULL)
+    {
+      ok_dev_error (d, "out of memory recording page-locked memory");
+      return false;
+    }
+  void *p = mmap (NULL, mapped, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED || mlock (p, mapped) != 0)
+    {
+      OK_DEBUG ("%s: cannot lock %zu bytes of host memory (%s)", d->label,
+		mapped, p == MAP_FAILED ? "mmap" : "mlock");
+      if (p != MAP_FAILED)
+	munmap (p, mapped);
+      free (l);
+      return true;
+    }
+  *l = (struct emu_locked) { .start = p, .size = mapped };
+  pthread_mutex_lock (&emu_locked_lock);
+  l->next = emu_locked_list;
+  emu_locked_list = l;
+  pthread_mutex_unlock (&emu_locked_lock);
+  *ptr = p;
+  return true;
+}
+
+bool
+emu_page_locked_free (struct ok_device *d, void *ptr)
+{
+  struct emu_locked *l = NULL;
+  pthread_mutex_lock (&emu_locked_lock);
+  for (struct emu_locked **pl = &emu_locked_list; *pl != NULL;
+       pl = &(*pl)->next)
+    if ((*pl)->start == ptr)
+      {
+	l = *pl;
+	*pl = l->next;
+	break;
+      }
+  pthread_mutex_unlock (&emu_locked_lock);
+  if (l == NULL)
+    {
+      ok_dev_error (d, "cannot free page-locked host memory at %p: it is"
+		    " not the start of any", ptr);
+      return false;
+    }
+  munmap (l->start, l->size);
+  free (l);
+  return true;
+}
+
+/* What the device reaches, as a GPU's driver answers for memory it
+   knows: its live allocations (managed memory included) and variables,
+   and page-locked host memory.  Other host memory is the host's, which
+   the emulation keeps apart, as a GPU without unified shared memory
+   would.  */
+int
+emu_is_accessible (struct ok_device *d, const void *ptr, size_t size)
+{
+  struct emu_device *dev = emu_dev (d);
+  pthread_mutex_lock (&dev->mem_lock);
+  bool in = emu_reg_find (dev, ptr, size) != NULL;
+  pthread_mutex_unlock (&dev->mem_lock);
+  return in || emu_locked_holds (ptr, size);
 }

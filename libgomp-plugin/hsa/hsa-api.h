@@ -57,6 +57,7 @@ typedef struct { uint64_t handle; } hsa_loaded_code_object_t;
 #define HSA_AGENT_INFO_QUEUE_MAX_SIZE 14	/* uint32_t.  */
 #define HSA_AGENT_INFO_DEVICE 17	/* hsa_device_type_t.  */
 #define HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT 0xA002	/* uint32_t.  */
+#define HSA_AMD_AGENT_INFO_UUID 0xA011	/* char[21]: "GPU-" and 16 hex.  */
 
 /* hsa_isa_info_t.  */
 #define HSA_ISA_INFO_NAME_LENGTH 0	/* uint32_t, without the NUL.  */

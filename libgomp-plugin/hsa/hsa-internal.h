@@ -211,6 +211,10 @@ bool gcn_dev2host (struct ok_device *dev, void *dst, const void *src,
 		   size_t n);
 bool gcn_dev2dev (struct ok_device *dev, void *dst, const void *src,
 		  size_t n);
+/* libgomp 15 and 16's entry points (backend.h says what each
+   promises).  */
+bool gcn_memset (struct ok_device *dev, void *ptr, int val, size_t n);
+char *gcn_get_uid (struct ok_device *dev);
 
 /* ---- hsa-launch.c ---- */
 

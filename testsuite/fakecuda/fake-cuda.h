@@ -96,6 +96,8 @@
   X (cuEventCreate) X (cuEventRecord) X (cuEventSynchronize) \
   X (cuEventQuery) X (cuEventElapsedTime) X (cuEventElapsedTime_v2) \
   X (cuEventDestroy_v2) \
+  X (cuMemcpy2D_v2) X (cuMemcpy3D_v2) X (cuMemAllocManaged) \
+  X (cuPointerGetAttribute) X (cuDeviceGetUuid_v2) \
   X (kernel_fault)
 
 enum fk_sym_id

@@ -252,3 +252,279 @@ cuMemsetD8Async (CUdeviceptr dst, unsigned char uc, size_t n,
   fk_log ("memset %zu", n);
   RETURN (CUDA_SUCCESS);
 }
+
+/* ------------------------------------------------------------------ */
+/* What the entry points of libgomp 14 to 16 use.  Layouts and values
+   from CUDA 13's cuda.h and the driver API's documentation, written here
+   rather than taken from the plugin's headers (see cuda-types.h).  */
+
+enum
+{
+  FK_MEMORYTYPE_HOST = 1,
+  FK_MEMORYTYPE_DEVICE = 2,
+  FK_MEMORYTYPE_ARRAY = 3,
+  FK_MEMORYTYPE_UNIFIED = 4,
+  FK_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
+  FK_MEM_ATTACH_GLOBAL = 1,
+  FK_MEM_ATTACH_HOST = 2,
+  /* CU_DEVICE_ATTRIBUTE_MAX_PITCH, as devices.c answers it: cuMemcpy2D
+     refuses larger pitches.  */
+  FK_MAX_PITCH = 2147483647
+};
+
+/* CUDA_MEMCPY3D_v2; CUDA_MEMCPY2D_v2 is the same without the Z, LOD,
+   reserved and height members, each copy checked by the side it
+   describes.  */
+struct fk_memcpy2d
+{
+  size_t srcXInBytes, srcY;
+  int srcMemoryType;
+  const void *srcHost;
+  CUdeviceptr srcDevice;
+  void *srcArray;
+  size_t srcPitch;
+  size_t dstXInBytes, dstY;
+  int dstMemoryType;
+  void *dstHost;
+  CUdeviceptr dstDevice;
+  void *dstArray;
+  size_t dstPitch;
+  size_t WidthInBytes, Height;
+};
+
+struct fk_memcpy3d
+{
+  size_t srcXInBytes, srcY, srcZ, srcLOD;
+  int srcMemoryType;
+  const void *srcHost;
+  CUdeviceptr srcDevice;
+  void *srcArray;
+  void *reserved0;
+  size_t srcPitch, srcHeight;
+  size_t dstXInBytes, dstY, dstZ, dstLOD;
+  int dstMemoryType;
+  void *dstHost;
+  CUdeviceptr dstDevice;
+  void *dstArray;
+  void *reserved1;
+  size_t dstPitch, dstHeight;
+  size_t WidthInBytes, Height, Depth;
+};
+
+/* One side of a rectangular copy, reduced to its first byte, pitch and
+   rows per plane.  */
+struct fk_side
+{
+  int type;
+  char *base;
+  size_t pitch, height;
+};
+
+/* Check side S of a copy of DEPTH planes of HEIGHT rows of WIDTH bytes
+   for SYM: memory type, pitch, and every row inside one live device
+   block when it is device memory.  0 or the error to return.  */
+static CUresult
+fk_rect_side (int sym, const char *which, const struct fk_side *s,
+	      size_t width, size_t height, size_t depth)
+{
+  if (s->type != FK_MEMORYTYPE_HOST && s->type != FK_MEMORYTYPE_DEVICE)
+    {
+      fk_bad (sym, "%s memory type %d (arrays and unified memory are not"
+	      " modelled)", which, s->type);
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+  if (s->pitch < width || (depth > 1 && s->height < height))
+    {
+      fk_bad (sym, "%s pitch %zu or height %zu smaller than the copy's"
+	      " %zu x %zu", which, s->pitch, s->height, width, height);
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+  if (s->base == NULL)
+    {
+      fk_bad (sym, "%s pointer NULL", which);
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+  if (s->type == FK_MEMORYTYPE_HOST)
+    return CUDA_SUCCESS;
+  for (size_t p = 0; p < depth; p++)
+    for (size_t r = 0; r < height; r++)
+      {
+	uintptr_t row = (uintptr_t) s->base + (p * s->height + r) * s->pitch;
+	if (!fk_device_range (row, width))
+	  {
+	    fk_bad (sym, "%s row %zu of plane %zu (%#lx, %zu bytes): not"
+		    " inside one live device allocation", which, r, p,
+		    (unsigned long) row, width);
+	    return CUDA_ERROR_INVALID_VALUE;
+	  }
+      }
+  return CUDA_SUCCESS;
+}
+
+/* The copy itself, after the checks of both sides.  */
+static CUresult
+fk_rect_copy (int sym, const char *what, const struct fk_side *dst,
+	      const struct fk_side *src, size_t width, size_t height,
+	      size_t depth)
+{
+  if (width == 0 || height == 0 || depth == 0)
+    return CUDA_SUCCESS;
+  if (dst->pitch > FK_MAX_PITCH || src->pitch > FK_MAX_PITCH)
+    {
+      fk_log ("%s: pitch above the device's %d", what, FK_MAX_PITCH);
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+  CUresult r = fk_rect_side (sym, "destination", dst, width, height, depth);
+  if (r == CUDA_SUCCESS)
+    r = fk_rect_side (sym, "source", src, width, height, depth);
+  if (r != CUDA_SUCCESS)
+    return r;
+  for (size_t p = 0; p < depth; p++)
+    for (size_t row = 0; row < height; row++)
+      memmove (dst->base + (p * dst->height + row) * dst->pitch,
+	       src->base + (p * src->height + row) * src->pitch, width);
+  fk_log ("%s %s to %s %zu x %zu x %zu", what,
+	  src->type == FK_MEMORYTYPE_HOST ? "host" : "device",
+	  dst->type == FK_MEMORYTYPE_HOST ? "host" : "device", depth, height,
+	  width);
+  return CUDA_SUCCESS;
+}
+
+/* The start of a side's data: its host or device pointer, moved by its
+   offsets.  */
+static char *
+fk_rect_origin (int type, const void *host, CUdeviceptr device, size_t x,
+		size_t y, size_t z, size_t pitch, size_t height)
+{
+  char *base = (type == FK_MEMORYTYPE_HOST ? (char *) host
+		: (char *) (uintptr_t) device);
+  if (base == NULL)
+    return NULL;
+  return base + (z * height + y) * pitch + x;
+}
+
+/* cuMemcpy2D (CUDA driver API): HEIGHT rows of WIDTHINBYTES bytes, each
+   side's rows PITCH bytes apart, synchronously.  */
+CUresult
+cuMemcpy2D_v2 (const struct fk_memcpy2d *c)
+{
+  ENTER (cuMemcpy2D_v2);
+  NEED_CTX (cuMemcpy2D_v2);
+  if (c == NULL)
+    {
+      fk_bad (FK_cuMemcpy2D_v2, "NULL parameters");
+      RETURN (CUDA_ERROR_INVALID_VALUE);
+    }
+  struct fk_side dst = {
+    c->dstMemoryType,
+    fk_rect_origin (c->dstMemoryType, c->dstHost, c->dstDevice,
+		    c->dstXInBytes, c->dstY, 0, c->dstPitch, 0),
+    c->dstPitch, c->Height };
+  struct fk_side src = {
+    c->srcMemoryType,
+    fk_rect_origin (c->srcMemoryType, c->srcHost, c->srcDevice,
+		    c->srcXInBytes, c->srcY, 0, c->srcPitch, 0),
+    c->srcPitch, c->Height };
+  RETURN (fk_rect_copy (FK_cuMemcpy2D_v2, "copy2D", &dst, &src,
+			c->WidthInBytes, c->Height, 1));
+}
+
+/* cuMemcpy3D (CUDA driver API): DEPTH planes of HEIGHT rows; a side's
+   planes are its HEIGHT rows apart.  LOD and the reserved members must
+   be 0.  */
+CUresult
+cuMemcpy3D_v2 (const struct fk_memcpy3d *c)
+{
+  ENTER (cuMemcpy3D_v2);
+  NEED_CTX (cuMemcpy3D_v2);
+  if (c == NULL || c->reserved0 != NULL || c->reserved1 != NULL
+      || c->srcLOD != 0 || c->dstLOD != 0)
+    {
+      fk_bad (FK_cuMemcpy3D_v2, "NULL parameters, reserved members or LOD"
+	      " not 0");
+      RETURN (CUDA_ERROR_INVALID_VALUE);
+    }
+  struct fk_side dst = {
+    c->dstMemoryType,
+    fk_rect_origin (c->dstMemoryType, c->dstHost, c->dstDevice,
+		    c->dstXInBytes, c->dstY, c->dstZ, c->dstPitch,
+		    c->dstHeight),
+    c->dstPitch, c->dstHeight };
+  struct fk_side src = {
+    c->srcMemoryType,
+    fk_rect_origin (c->srcMemoryType, c->srcHost, c->srcDevice,
+		    c->srcXInBytes, c->srcY, c->srcZ, c->srcPitch,
+		    c->srcHeight),
+    c->srcPitch, c->srcHeight };
+  RETURN (fk_rect_copy (FK_cuMemcpy3D_v2, "copy3D", &dst, &src,
+			c->WidthInBytes, c->Height, c->Depth));
+}
+
+/* cuMemAllocManaged (CUDA driver API): memory host and device reach at
+   one address; cuMemFree frees it.  Here it is a device block, which is
+   host memory anyway.  */
+CUresult
+cuMemAllocManaged (CUdeviceptr *dptr, size_t size, unsigned int flags)
+{
+  ENTER (cuMemAllocManaged);
+  NEED_CTX (cuMemAllocManaged);
+  if (dptr == NULL || size == 0
+      || (flags != FK_MEM_ATTACH_GLOBAL && flags != FK_MEM_ATTACH_HOST))
+    {
+      fk_bad (FK_cuMemAllocManaged, "%s", dptr == NULL ? "NULL result pointer"
+	      : size == 0 ? "size 0" : "flags neither GLOBAL nor HOST");
+      RETURN (CUDA_ERROR_INVALID_VALUE);
+    }
+  struct fk_ctx *c = fk_current ();
+  if (size > fk_mem_total || c->mem_used > fk_mem_total - size)
+    RETURN (CUDA_ERROR_OUT_OF_MEMORY);
+  void *p = fk_block_new (size, FK_MEM, c);
+  if (p == NULL)
+    RETURN (CUDA_ERROR_OUT_OF_MEMORY);
+  *dptr = (CUdeviceptr) (uintptr_t) p;
+  fk_log ("alloc managed %p %zu", p, size);
+  RETURN (CUDA_SUCCESS);
+}
+
+/* cuPointerGetAttribute (CUDA driver API), CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+   only: host for page-locked memory, device for device blocks and module
+   globals; memory the driver does not know is CUDA_ERROR_INVALID_VALUE.  */
+CUresult
+cuPointerGetAttribute (void *data, int attribute, CUdeviceptr ptr)
+{
+  ENTER (cuPointerGetAttribute);
+  NEED_CTX (cuPointerGetAttribute);
+  if (data == NULL || attribute != FK_POINTER_ATTRIBUTE_MEMORY_TYPE)
+    {
+      fk_bad (FK_cuPointerGetAttribute, "%s", data == NULL ? "NULL data"
+	      : "attribute not modelled");
+      RETURN (CUDA_ERROR_INVALID_VALUE);
+    }
+  const struct fake_block *b = fake_block_find (&fk_blocks, (uintptr_t) ptr);
+  if (b == NULL)
+    RETURN (CUDA_ERROR_INVALID_VALUE);
+  *(int *) data = (b->kind == FK_HOST ? FK_MEMORYTYPE_HOST
+		   : FK_MEMORYTYPE_DEVICE);
+  RETURN (CUDA_SUCCESS);
+}
+
+/* cuDeviceGetUuid_v2 (CUDA driver API; here beside the memory calls the
+   same entry points need): 16 bytes per device, fixed, different for
+   each: 0xfa 0xce, the device, then 13 bytes counting up from 3.  */
+CUresult
+cuDeviceGetUuid_v2 (char uuid[16], CUdevice dev)
+{
+  ENTER (cuDeviceGetUuid_v2);
+  NEED_INIT (cuDeviceGetUuid_v2);
+  if (dev < 0 || dev >= fk_num_devices || uuid == NULL)
+    {
+      fk_bad (FK_cuDeviceGetUuid_v2, "no device %d or NULL result", dev);
+      RETURN (CUDA_ERROR_INVALID_DEVICE);
+    }
+  uuid[0] = (char) 0xfa;
+  uuid[1] = (char) 0xce;
+  uuid[2] = (char) dev;
+  for (int i = 3; i < 16; i++)
+    uuid[i] = (char) i;
+  RETURN (CUDA_SUCCESS);
+}

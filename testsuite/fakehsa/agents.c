@@ -3,6 +3,7 @@
 
 #define _GNU_SOURCE
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fake-hsa.h"
@@ -194,6 +195,16 @@ hsa_agent_get_info (hsa_agent_t agent, int attribute, void *value)
       break;
     case HSA_AMD_AGENT_INFO_NUM_SIMDS_PER_CU:
       *(uint32_t *) value = 4;
+      break;
+    case HSA_AMD_AGENT_INFO_UUID:
+      /* At most 21 characters with the NUL; FAKEHSA_UUID=none plays an
+	 agent without one, which answers "GPU-XX" (hsa_ext_amd.h).  */
+      if (a->gpu && getenv ("FAKEHSA_UUID") != NULL
+	  && strcmp (getenv ("FAKEHSA_UUID"), "none") == 0)
+	fh_put_string (value, 21, "GPU-XX");
+      else
+	snprintf (value, 21, "%s-%016llx", a->gpu ? "GPU" : "CPU",
+		  0xfeed0000ull + (unsigned long long) (a - fh_agents));
       break;
     default:
       fh_bad (FH_hsa_agent_get_info, "attribute %#x not implemented",

@@ -117,6 +117,7 @@
   X (hsa_signal_subtract_relaxed) X (hsa_signal_subtract_release) \
   X (hsa_signal_wait_relaxed) X (hsa_signal_wait_acquire) \
   X (hsa_signal_wait_scacquire) \
+  X (hsa_amd_memory_fill) \
   X (kernel_dispatch)
 
 enum fh_sym

@@ -3,6 +3,7 @@
    copies, which must not leave a block they touch.  See fake-hsa.h.  */
 
 #define _GNU_SOURCE
+#include <stdint.h>
 #include <string.h>
 
 #include "fake-hsa.h"
@@ -182,5 +183,30 @@ hsa_memory_copy (void *dst, const void *src, size_t size)
     memmove (dst, src, size);
   fh_copies++;
   fh_log ("copy %p <- %p %zu", dst, src, size);
+  RETURN (HSA_STATUS_SUCCESS);
+}
+
+/* hsa_amd_memory_fill (hsa_ext_amd.h): COUNT uint32_t values at PTR,
+   which must be 4-byte aligned and inside memory the runtime
+   allocated.  */
+hsa_status_t
+hsa_amd_memory_fill (void *ptr, uint32_t value, size_t count)
+{
+  ENTER (hsa_amd_memory_fill);
+  NEED_INIT (hsa_amd_memory_fill);
+  if (ptr == NULL || (uintptr_t) ptr % 4 != 0)
+    BAD (hsa_amd_memory_fill, HSA_STATUS_ERROR_INVALID_ARGUMENT,
+	 "pointer %p NULL or not 4-byte aligned", ptr);
+  if (fh_block_find ((uintptr_t) ptr) == NULL)
+    BAD (hsa_amd_memory_fill, HSA_STATUS_ERROR_INVALID_ALLOCATION,
+	 "%p was not allocated by the runtime", ptr);
+  if (count > SIZE_MAX / 4
+      || !fh_range_ok (FH_hsa_amd_memory_fill, "ptr", (uintptr_t) ptr,
+		       count * 4))
+    RETURN (HSA_STATUS_ERROR_INVALID_ARGUMENT);
+  uint32_t *w = ptr;
+  for (size_t i = 0; i < count; i++)
+    w[i] = value;
+  fh_log ("fill %p %zu words %#x", ptr, count, value);
   RETURN (HSA_STATUS_SUCCESS);
 }

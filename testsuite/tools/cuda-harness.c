@@ -149,6 +149,7 @@ main (int argc, char **argv)
     { AREA_LOADED ("GCC's image format", test_gcc_image) },
     { AREA_LOADED ("memory", test_memory) },
     { AREA_LOADED ("memset and 2D copies", test_memset_rect) },
+    { AREA_LOADED ("libgomp 14 to 16's entry points", test_entries) },
     { AREA_LOADED ("launches", test_launch) },
     { AREA_LOADED ("async", test_async) },
     { AREA_LOADED ("threads", test_threads) },

@@ -183,6 +183,7 @@ void test_gcc_image (void);		/* cuda-harness-load.c */
 void child_libgomp14 (void);		/* cuda-harness-load.c */
 void test_memory (void);		/* cuda-harness-memory.c */
 void test_memset_rect (void);		/* cuda-harness-memory.c */
+void test_entries (void);		/* cuda-harness-entries.c */
 void test_launch (void);		/* cuda-harness-launch.c */
 void test_async (void);			/* cuda-harness-async.c */
 void test_threads (void);

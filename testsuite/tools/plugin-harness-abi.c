@@ -7,7 +7,9 @@
    "requires" masks (-1 when unmet), load_image's extra arguments and
    trailing entry (__gomp_device_num, or the 16-byte ICV block from 13),
    library versions in the version word; and the entry points added by
-   libgomp 14 and 16 (memset, memcpy2d, memcpy3d), byte by byte.  */
+   libgomp 14 and 16 (memset, memcpy2d, memcpy3d), byte by byte; and
+   those of libgomp 15 and 16 (get_uid, managed memory,
+   is_accessible_ptr, page-locked host memory).  */
 
 #include <stdint.h>
 #include <stdio.h>
@@ -411,6 +413,129 @@ abi_memory (int gcc)
   check ("fini", p_fini_device (0) && p_fini_device (1));
 }
 
+/* ------------------------------------------------------------------ */
+/* libgomp 15 and 16's get_uid, managed memory, is_accessible_ptr and
+   page-locked host memory, on emulated devices.  */
+
+static void
+abi_entries_uid (void)
+{
+  const char *(*uid) (int);
+  if (!standin_plugin_sym ("GOMP_OFFLOAD_get_uid", &uid))
+    {
+      check ("get_uid exported", false);
+      return;
+    }
+  const char *u0 = uid (0), *u1 = uid (1);
+  char want0[64], want1[64];
+  snprintf (want0, sizeof want0, "offloadkit-emulated-%s-0", p_get_name ());
+  snprintf (want1, sizeof want1, "offloadkit-emulated-%s-1", p_get_name ());
+  check ("get_uid: stable, one per emulated device and plugin",
+	 u0 != NULL && u1 != NULL && strcmp (u0, want0) == 0
+	 && strcmp (u1, want1) == 0);
+  free ((void *) u0);
+  free ((void *) u1);
+}
+
+/* Managed memory is one block that the host and the device's copies
+   (and regions) see at the same address.  */
+static void
+abi_entries_managed (void)
+{
+  void *(*ma) (int, size_t);
+  bool (*mf) (int, void *);
+  int (*acc) (int, const void *, size_t);
+  if (!standin_plugin_sym ("GOMP_OFFLOAD_managed_alloc", &ma)
+      || !standin_plugin_sym ("GOMP_OFFLOAD_managed_free", &mf)
+      || !standin_plugin_sym ("GOMP_OFFLOAD_is_accessible_ptr", &acc))
+    {
+      check ("managed memory and is_accessible_ptr exported", false);
+      return;
+    }
+  int *m = ma (0, 32 * sizeof (int));
+  check ("managed_alloc", m != NULL);
+  if (m == NULL)
+    return;
+  for (int i = 0; i < 32; i++)
+    m[i] = 3 * i;
+  int back[32];
+  check ("managed memory: the device copies what the host wrote",
+	 p_dev2host (0, back, m, sizeof back)
+	 && memcmp (back, m, sizeof back) == 0);
+  int one = -5;
+  check ("managed memory: the host reads what the device copy wrote",
+	 p_host2dev (0, m + 7, &one, sizeof one) && m[7] == -5);
+  check ("is_accessible_ptr: managed memory", acc (0, m, sizeof back) == 1);
+  check ("is_accessible_ptr: another device's managed memory",
+	 acc (1, m, sizeof back) == 0);
+  check ("is_accessible_ptr: past its end",
+	 acc (0, m + 16, sizeof back) == 0);
+  int local[4];
+  check ("is_accessible_ptr: other host memory",
+	 acc (0, local, sizeof local) == 0);
+  char *d = p_alloc (1, 1000);
+  check ("is_accessible_ptr: device memory", acc (1, d + 10, 990) == 1);
+  p_free (1, d);
+  check ("is_accessible_ptr: freed device memory", acc (1, d, 1) == 0);
+  check ("managed_free", mf (0, m));
+  int e = errors_now ();
+  check ("managed_free twice fails", !mf (0, m));
+  check ("managed_free twice: one message", errors_now () == e + 1);
+}
+
+/* Page-locked host memory: mapped pages, locked (when RLIMIT_MEMLOCK
+   allows), recorded; the nvptx plugin only.  */
+static void
+abi_entries_page_locked (void)
+{
+  bool (*pa) (void **, size_t);
+  bool (*pf) (void *);
+  int (*acc) (int, const void *, size_t);
+  bool exported
+    = (standin_plugin_sym ("GOMP_OFFLOAD_page_locked_host_alloc", &pa)
+       && standin_plugin_sym ("GOMP_OFFLOAD_page_locked_host_free", &pf)
+       && standin_plugin_sym ("GOMP_OFFLOAD_is_accessible_ptr", &acc));
+  if (strcmp (p_get_name (), "nvptx") != 0)
+    {
+      check ("page-locked host memory: not in the gcn plugin", !exported);
+      return;
+    }
+  check ("page-locked host memory: exported", exported);
+  if (!exported)
+    return;
+  void *z = (void *) 1;
+  check ("page_locked_host_alloc of nothing: NULL", pa (&z, 0) && z == NULL);
+  void *p = NULL;
+  check ("page_locked_host_alloc", pa (&p, 5000));
+  if (p == NULL)
+    {
+      unsupported ("page-locked host memory (mlock refused)");
+      return;
+    }
+  memset (p, 0x3d, 5000);
+  check ("page-locked memory: page-aligned", ((uintptr_t) p & 4095) == 0);
+  check ("is_accessible_ptr: page-locked memory", acc (0, p, 5000) == 1);
+  int e = errors_now ();
+  check ("page_locked_host_free of its inside fails",
+	 !pf ((char *) p + 8) && errors_now () == e + 1);
+  check ("page_locked_host_free", pf (p));
+  e = errors_now ();
+  check ("page_locked_host_free twice fails", !pf (p));
+  check ("page_locked_host_free twice: one message",
+	 error_says (e, "page-locked", NULL));
+}
+
+static void
+abi_entries (int gcc)
+{
+  (void) gcc;
+  check ("init", p_init_device (0) && p_init_device (1));
+  abi_entries_uid ();
+  abi_entries_managed ();
+  abi_entries_page_locked ();
+  check ("fini", p_fini_device (0) && p_fini_device (1));
+}
+
 void
 abi_tests (void)
 {
@@ -440,4 +565,8 @@ abi_tests (void)
   abi_child ("an unknown requirement", 14, 0x800, -1, NULL, true);
   abi_child ("memset, memcpy2d, memcpy3d", 16, 0, 2, abi_memory, false);
   abi_child ("memset, memcpy2d, memcpy3d", 12, 0, 2, abi_memory, false);
+  abi_child ("get_uid, managed, accessible, page-locked", 15, 0, 2,
+	     abi_entries, false);
+  abi_child ("get_uid, managed, accessible, page-locked", 16, 0, 2,
+	     abi_entries, false);
 }
