@@ -63,7 +63,7 @@
      link.c      the JIT linker
      streams.c   streams and the host functions queued on them
      events.c    events
-     launch.c    kernel launches
+     launch.c    kernel launches, reverse-offload requests
      control.c   the fakecuda_* functions for tests  */
 
 #ifndef OFFLOADKIT_FAKECUDA_FAKE_CUDA_H
