@@ -40,6 +40,7 @@ typedef int CUjitInputType;
 #define CUDA_ERROR_STUB_LIBRARY 34
 #define CUDA_ERROR_NO_DEVICE 100
 #define CUDA_ERROR_NOT_FOUND 500
+#define CUDA_ERROR_NOT_READY 600
 #define CUDA_ERROR_LAUNCH_FAILED 719
 
 /* CUdevice_attribute values.  */
@@ -65,6 +66,10 @@ typedef int CUjitInputType;
 
 /* CUjitInputType value.  */
 #define CU_JIT_INPUT_PTX 1
+
+/* cuMemHostAlloc flag: the page-locked memory is mapped into the device's
+   address space (at the same address, with unified addressing).  */
+#define CU_MEMHOSTALLOC_DEVICEMAP 0x02
 
 /* cuStreamCreate flag: a non-blocking stream does not synchronise with
    the legacy default (NULL) stream.  */

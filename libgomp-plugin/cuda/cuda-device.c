@@ -257,6 +257,8 @@ const struct ok_backend ok_backend_cuda = {
   .job_size = sizeof (struct cuda_job),
   /* Device addresses are unified (64-bit CUDA), as GCC's plugin says.  */
   .requires_supported = OK_GOMP_REQUIRES_UNIFIED_ADDRESS,
+  /* cuda-indirect.c.  */
+  .maps_indirect = true,
   .probe = cuda_probe,
   .init_device = cuda_init_device,
   .fini_enter = cuda_fini_enter,

@@ -13,7 +13,14 @@
    the same way (cuda_load_gcc_image).
 
    A function's table entry is the address of our kernel record, which is
-   what run receives back.  */
+   what run receives back.
+
+   What the device code of GCC 13 to 16 expects of the loader is decided
+   by what each module has, not by the libgomp that loaded the plugin: the
+   map of `declare target indirect' functions (cuda-indirect.c), the
+   reverse-offload table and request block (cuda-revoff.c), and its
+   constructors, run last, and destructors, run first at unload
+   (cuda_run_cdtors).  */
 
 #include <elf.h>
 #include <stdio.h>
@@ -356,6 +363,7 @@ cuda_resolve_kernels (struct cuda_device *dev, struct cuda_image *img,
       OK_DEBUG ("%s: kernel '%s': %d registers per thread, %d threads per"
 		" block at most", dev->base.label, k->name, k->regs_per_thread,
 		k->max_threads_per_block);
+      k->image = img;
       table[i].start = (uintptr_t) k;
       table[i].end = table[i].start + 1;
     }
@@ -441,11 +449,28 @@ cuda_image_extras (struct cuda_device *dev, CUmodule module,
 
 /* Undo a partly done load.  */
 static void
-cuda_image_abandon (struct cuda_image *img)
+cuda_image_abandon (struct cuda_device *dev, struct cuda_image *img)
 {
+  cuda_indirect_unload (dev, img);
+  cuda_rev_unload (dev, img);
   if (img->module != NULL)
     ok_cuda.cuModuleUnload (img->module);
   cuda_image_free (img);
+}
+
+/* What the device code of a loaded module IMG may still need, last: the
+   map of its `declare target indirect' functions (HOST_IND_FNS, and
+   IND_EXPECT as cuda_indirect_load takes them), its reverse-offload
+   table for its NUM_FUNCS functions when WANT_REV (into *REV_FNS), and
+   its constructors.  */
+static bool
+cuda_image_device_code (struct cuda_device *dev, struct cuda_image *img,
+			const uint64_t *host_ind_fns, long ind_expect,
+			size_t num_funcs, bool want_rev, uint64_t **rev_fns)
+{
+  return (cuda_indirect_load (dev, img, host_ind_fns, ind_expect)
+	  && cuda_rev_load (dev, img, num_funcs, want_rev, rev_fns)
+	  && cuda_run_cdtors (dev, img->module, true));
 }
 
 bool
@@ -564,9 +589,14 @@ cuda_load_image (struct ok_device *d, struct ok_image_req *req,
     }
   ok = ok && cuda_image_extras (dev, img->module, &req->trailing,
 				&req->table[req->num_funcs + req->num_vars]);
+  /* Our descriptor does not count the indirect functions: the device's
+     table does.  */
+  ok = ok && cuda_image_device_code (dev, img, req->host_ind_fns, -1,
+				     req->num_funcs, req->want_rev_fns,
+				     &req->rev_fns);
   if (!ok)
     {
-      cuda_image_abandon (img);
+      cuda_image_abandon (dev, img);
       return false;
     }
   *handle = img;
@@ -639,13 +669,6 @@ cuda_load_gcc_image (struct ok_device *d, struct ok_gcc_image_req *req,
   struct cuda_device *dev = cuda_dev (d);
   const struct ok_gcc_nvptx_data *data = req->target_data;
   char err[512];
-  if (OK_GOMP_VERSION_LIB (req->version) >= 3 && data->ind_fn_num > 0)
-    {
-      ok_dev_error (d, "cannot load offload image built by GCC's mkoffload:"
-		    " it has %u `declare target indirect' functions, which"
-		    " offloadkit does not map yet", data->ind_fn_num);
-      return false;
-    }
   if (!cuda_gcc_check (dev, data, err, sizeof err))
     {
       ok_dev_error (d, "cannot load offload image built by GCC's mkoffload:"
@@ -679,9 +702,14 @@ cuda_load_gcc_image (struct ok_device *d, struct ok_gcc_image_req *req,
 		      &tab[data->fn_num + i]);
   ok = ok && cuda_image_extras (dev, img->module, &req->trailing,
 				&tab[count - 1]);
+  /* IND_FN_NUM is there from library version 3 (GCC 14).  */
+  long ind = OK_GOMP_VERSION_LIB (req->version) >= 3 ? data->ind_fn_num : 0;
+  ok = ok && cuda_image_device_code (dev, img, req->host_ind_fns, ind,
+				     data->fn_num, req->want_rev_fns,
+				     &req->rev_fns);
   if (!ok)
     {
-      cuda_image_abandon (img);
+      cuda_image_abandon (dev, img);
       free (tab);
       return false;
     }
@@ -704,8 +732,13 @@ cuda_unload_image (struct ok_device *d, void *handle)
      module either: it goes with the process (reported).  */
   if (!cuda_enter (dev))
     return false;
+  /* The destructors may still use the indirect map; a broken device runs
+     nothing.  */
+  bool ok = ok_dev_broken (d) || cuda_run_cdtors (dev, img->module, false);
+  ok &= cuda_indirect_unload (dev, img);
+  ok &= cuda_rev_unload (dev, img);
   CUresult r = ok_cuda.cuModuleUnload (img->module);
   cuda_image_free (img);
   return ok_dev_teardown_ok (d, r, "unload an offload image",
-			     "cuModuleUnload");
+			     "cuModuleUnload") && ok;
 }

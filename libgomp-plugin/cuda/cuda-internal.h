@@ -3,6 +3,9 @@
      cuda-lib.c     loading libcuda.so.1, error texts, settings
      cuda-device.c  devices, primary contexts, the stream pool, the backend
      cuda-image.c   choosing, checking and loading images
+     cuda-indirect.c  the map of `declare target indirect' functions
+     cuda-revoff.c  reverse offload: the table, the request block, and
+                    serving requests while a kernel runs
      cuda-memory.c  driver allocations (the core pools them), staging
                     and copies
      cuda-launch.c  launch geometry, soft stacks, starting and waiting
@@ -136,13 +139,22 @@ struct cuda_kernel
   CUfunction fn;
   int regs_per_thread;
   int max_threads_per_block;
+  struct cuda_image *image;	/* The image it belongs to.  */
 };
+
+struct cuda_rev_block;
 
 struct cuda_image
 {
   CUmodule module;
   size_t num_kernels;
   struct cuda_kernel *kernels;
+  /* Device memory holding the map of the image's `declare target
+     indirect' functions (cuda-indirect.c), or 0.  */
+  CUdeviceptr ind_map;
+  /* Where the image's device code asks for reverse-offload regions
+     (cuda-revoff.c), or NULL when it cannot.  */
+  struct cuda_rev_block *rev;
 };
 
 bool cuda_load_image (struct ok_device *dev, struct ok_image_req *req,
@@ -150,6 +162,36 @@ bool cuda_load_image (struct ok_device *dev, struct ok_image_req *req,
 bool cuda_load_gcc_image (struct ok_device *dev, struct ok_gcc_image_req *req,
 			  void **image);
 bool cuda_unload_image (struct ok_device *dev, void *image);
+
+/* ---- cuda-indirect.c ---- */
+
+/* Write the map of IMG's `declare target indirect' functions in the form
+   its device code reads, from HOST_FNS (libgomp's host table of them, in
+   the order of the device's; NULL when the program has none).  EXPECT is
+   how many the image says it has (GCC's format), or -1 when it does not
+   say.  Called with DEV's context current.  */
+bool cuda_indirect_load (struct cuda_device *dev, struct cuda_image *img,
+			 const uint64_t *host_fns, long expect);
+/* Free IMG's map, if any (teardown: see ok_dev_teardown_ok).  */
+bool cuda_indirect_unload (struct cuda_device *dev, struct cuda_image *img);
+
+/* ---- cuda-revoff.c ---- */
+
+/* When WANT (libgomp 13+ asks for a program that requires reverse
+   offload), read IMG's table of reverse-offload functions (NUM_FUNCS of
+   them, in host-table order) into *REV_FNS (GOMP_PLUGIN_malloc'd; NULL
+   when no function can be asked for), and give its device code a request
+   block.  Called with DEV's context current.  */
+bool cuda_rev_load (struct cuda_device *dev, struct cuda_image *img,
+		    size_t num_funcs, bool want, uint64_t **rev_fns);
+/* Free IMG's request block, if any.  */
+bool cuda_rev_unload (struct cuda_device *dev, struct cuda_image *img);
+/* Wait until the kernel on STREAM, of IMG (which has a request block), has
+   finished, serving the reverse-offload regions it asks for meanwhile.
+   *R gets the stream's final result (cuStreamQuery's); false after a
+   reported failure to serve a request, the kernel still waiting.  */
+bool cuda_rev_wait (struct cuda_device *dev, struct cuda_image *img,
+		    CUstream stream, CUresult *r);
 
 /* ---- cuda-memory.c ---- */
 
@@ -188,5 +230,9 @@ bool cuda_launch (struct ok_device *dev, void *fn, void *tgt_vars,
 bool cuda_finish (struct ok_device *dev, struct ok_job *job);
 /* Set up DEV's soft stacks (freed with ok_scratch_fini).  */
 void cuda_stacks_init (struct cuda_device *dev);
+/* Run MODULE's constructors (CTORS) or destructors, when its device code
+   has them (GCC 15+), as GCC 15's plugin does.  Failures at unload
+   (!CTORS) are teardown failures (ok_dev_teardown_ok).  */
+bool cuda_run_cdtors (struct cuda_device *dev, CUmodule module, bool ctors);
 
 #endif /* OFFLOADKIT_CUDA_INTERNAL_H */

@@ -21,7 +21,13 @@
 
    Each launch goes to a stream of the device's pool; cuda_finish waits
    for it (for a target nowait region, on the core's completion thread)
-   and gives back its stream and stacks.  */
+   and gives back its stream and stacks.  A kernel whose device code may
+   ask for reverse-offload regions is waited for by polling, serving its
+   requests meanwhile (cuda-revoff.c).
+
+   GCC 15+'s device code may have constructors and destructors of its
+   own (C++ globals): kernels that the loader runs once, on one thread,
+   after loading the module and before unloading it (cuda_run_cdtors).  */
 
 #include <errno.h>
 #include <stdio.h>
@@ -176,13 +182,115 @@ cuda_finish (struct ok_device *d, struct ok_job *j)
       cuda_job_release (dev, job);
       return false;
     }
-  CUresult r = ok_cuda.cuStreamSynchronize (job->stream);
+  struct cuda_image *img = job->kernel->image;
+  CUresult r;
+  const char *call = "cuStreamSynchronize";
+  if (img->rev == NULL)
+    r = ok_cuda.cuStreamSynchronize (job->stream);
+  else if (cuda_rev_wait (dev, img, job->stream, &r))
+    call = "cuStreamQuery";
+  else
+    {
+      /* Reported; the kernel waits for ever for its request.  */
+      ok_dev_mark_broken (d);
+      cuda_job_release (dev, job);
+      return false;
+    }
   if (r != CUDA_SUCCESS)
     {
       /* A kernel that faults takes the context down with it.  */
       ok_dev_mark_broken (d);
-      cuda_kernel_error (dev, job->kernel, "cuStreamSynchronize", r);
+      cuda_kernel_error (dev, job->kernel, call, r);
     }
   cuda_job_release (dev, job);
   return r == CUDA_SUCCESS;
+}
+
+/* Constructors and destructors.  */
+
+/* Look up kernel NAME of MODULE, else NAME "__mgomp" (device code built
+   with -mgomp, which takes its soft stack as its parameter): *FN, or
+   NULL when neither is there, and in *MGOMP which.  False after an
+   error (reported as teardown when TEARDOWN).  */
+static bool
+cuda_cdtor_find (struct cuda_device *dev, CUmodule module, const char *name,
+		 bool teardown, CUfunction *fn, bool *mgomp)
+{
+  char mname[64];
+  snprintf (mname, sizeof mname, "%s__mgomp", name);
+  *mgomp = false;
+  CUresult r = ok_cuda.cuModuleGetFunction (fn, module, name);
+  if (r == CUDA_ERROR_NOT_FOUND)
+    {
+      *mgomp = true;
+      r = ok_cuda.cuModuleGetFunction (fn, module, mname);
+    }
+  if (r == CUDA_ERROR_NOT_FOUND)
+    *fn = NULL;
+  else if (r != CUDA_SUCCESS)
+    {
+      char what[128];
+      snprintf (what, sizeof what, "cannot %s: kernel '%s'",
+		teardown ? "run the image's destructors"
+		: "run the image's constructors", *mgomp ? mname : name);
+      if (teardown)
+	return ok_dev_teardown_ok (&dev->base, r, what, "cuModuleGetFunction");
+      ok_dev_call_error (&dev->base, what, "cuModuleGetFunction", r);
+      return false;
+    }
+  return true;
+}
+
+bool
+cuda_run_cdtors (struct cuda_device *dev, CUmodule module, bool ctors)
+{
+  const char *name = (ctors ? "__do_global_ctors__entry"
+		      : "__do_global_dtors__entry");
+  CUfunction fn;
+  bool mgomp;
+  if (!cuda_cdtor_find (dev, module, name, !ctors, &fn, &mgomp))
+    return false;
+  if (fn == NULL)
+    return true;
+  struct cuda_kernel k = { .name = (char *) name, .fn = fn };
+  /* As GCC 15's plugin: one thread, the -mgomp variant with one soft
+     stack, whose top is its parameter.  */
+  struct ok_scratch_block *stack = NULL;
+  uint64_t top = 0;
+  void *params[] = { &top };
+  if (mgomp)
+    {
+      stack = ok_scratch_take (&dev->base, &dev->stacks, CUDA_STACK_PER_WARP,
+			       name);
+      if (stack == NULL)
+	return false;
+      top = (uint64_t) (uintptr_t) stack->ptr + CUDA_STACK_PER_WARP;
+    }
+  CUstream stream;
+  if (!cuda_stream_take (dev, &stream))
+    {
+      if (stack != NULL)
+	ok_scratch_give (&dev->base, &dev->stacks, stack);
+      return false;
+    }
+  OK_DEBUG ("%s: run %s%s", dev->base.label, name, mgomp ? "__mgomp" : "");
+  const char *call = "cuLaunchKernel";
+  CUresult r = ok_cuda.cuLaunchKernel (fn, 1, 1, 1, 1, 1, 1, 0, stream,
+				       mgomp ? params : NULL, NULL);
+  if (r == CUDA_SUCCESS)
+    {
+      call = "cuStreamSynchronize";
+      r = ok_cuda.cuStreamSynchronize (stream);
+      /* A kernel that faults takes the context down with it.  */
+      if (r != CUDA_SUCCESS)
+	ok_dev_mark_broken (&dev->base);
+    }
+  /* At unload, the driver may have shut down first (at exit).  */
+  bool quiet = r != CUDA_SUCCESS && !ctors && cuda_teardown_quiet (r);
+  if (r != CUDA_SUCCESS && !quiet)
+    cuda_kernel_error (dev, &k, call, r);
+  cuda_stream_give (dev, stream);
+  if (stack != NULL)
+    ok_scratch_give (&dev->base, &dev->stacks, stack);
+  return r == CUDA_SUCCESS || quiet;
 }

@@ -4,6 +4,7 @@
 
 #define _GNU_SOURCE
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fake-cuda.h"
@@ -142,4 +143,47 @@ fakecuda_global (const char *name, uintptr_t *addr, size_t *size)
 	}
   pthread_mutex_unlock (&fk_lock);
   return found;
+}
+
+/* Make the next launch of kernel KERNEL ask for a reverse-offload region
+   while it runs (see struct fk_rev): ARGS are the fn, mapnum, addrs,
+   sizes and kinds it writes, DEV_NUM its device number.  Replaces one
+   armed before.  0 when out of memory.  */
+int
+fakecuda_rev_request (const char *kernel, const unsigned long long args[5],
+		      int dev_num)
+{
+  struct fk_rev *q = calloc (1, sizeof *q);
+  if (q == NULL)
+    return 0;
+  snprintf (q->kernel, sizeof q->kernel, "%s", kernel);
+  q->fn = args[0];
+  q->mapnum = args[1];
+  q->addrs = args[2];
+  q->sizes = args[3];
+  q->kinds = args[4];
+  q->dev_num = dev_num;
+  pthread_mutex_lock (&fk_lock);
+  free (fk_rev_armed);
+  fk_rev_armed = q;
+  pthread_mutex_unlock (&fk_lock);
+  return 1;
+}
+
+/* Reverse-offload requests served by the host so far.  */
+long
+fakecuda_rev_served (void)
+{
+  pthread_mutex_lock (&fk_lock);
+  long n = fk_rev_served;
+  pthread_mutex_unlock (&fk_lock);
+  return n;
+}
+
+/* The address the fake's linker gives symbol NAME in the initialiser of
+   a PTX global (fk_symbol_address).  */
+unsigned long long
+fakecuda_symbol_address (const char *name)
+{
+  return fk_symbol_address (name);
 }

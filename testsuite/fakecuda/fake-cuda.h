@@ -18,7 +18,13 @@
      their STT_FUNC (kernels: those marked as entries when any is) and
      STT_OBJECT symbols (variables, initialised from their section);
    - kernels are recorded, never run, and complete at once (unless the
-     test closes the "gate", see fakecuda_gate);
+     test closes the "gate", see fakecuda_gate); but a test can make the
+     next launch of a kernel ask for a reverse-offload region as GCC's
+     device code does (fakecuda_rev_request): it then runs until the
+     host has served the request;
+   - symbols in the initialisers of 64-bit PTX globals (GCC's tables of
+     functions) get addresses made up from their names
+     (fakecuda_symbol_address);
    - contexts are checked: work needs a current, retained context;
    - everything created is counted, so that a test can see leaks.
 
@@ -57,7 +63,7 @@
      link.c      the JIT linker
      streams.c   streams and the host functions queued on them
      events.c    events
-     launch.c    kernel launches
+     launch.c    kernel launches, reverse-offload requests
      control.c   the fakecuda_* functions for tests  */
 
 #ifndef OFFLOADKIT_FAKECUDA_FAKE_CUDA_H
@@ -172,7 +178,28 @@ struct fk_stream
   /* An injected kernel fault (FAKECUDA_FAIL=kernel_fault): what waiting
      for the stream returns from then on; 0 when none.  */
   int fault;
+  /* The reverse-offload request of the kernel running on it (launch.c),
+     or NULL.  */
+  struct fk_rev *rev;
 };
+
+/* A reverse-offload region that a kernel asks for while it runs, as
+   GOMP_target_ext in GCC's libgomp/config/nvptx/target.c asks: it reads
+   its module's __gomp_rev_offload_var, writes the arguments into the
+   block that points to (GCC's struct rev_offload, in page-locked host
+   memory), then FN, and waits until the host has set FN back to 0.  */
+struct fk_rev
+{
+  char kernel[128];
+  uint64_t fn, mapnum, addrs, sizes, kinds;
+  int32_t dev_num;
+  uintptr_t var;		/* The module's __gomp_rev_offload_var.  */
+  uintptr_t block;		/* Where the request went; 0 before.  */
+};
+/* The request that the next launch of its kernel makes (control.c), and
+   how many requests have been served.  */
+extern struct fk_rev *fk_rev_armed;
+extern long fk_rev_served;
 
 struct fk_event
 {
@@ -300,6 +327,14 @@ void fk_callbacks_forget (void);
 	   && (s) != FK_STREAM_PER_THREAD && fk_stream_find (s) == NULL) \
 	 { fk_bad (FK_##sym, "%p is not a live stream", (void *) (s)); \
 	   RETURN (CUDA_ERROR_INVALID_HANDLE); } } while (0)
+
+/* launch.c: let the kernel running on S go on with its reverse-offload
+   request: make it, or see whether the host has served it.  True while
+   the kernel waits; false when it has no request (any more), or when the
+   request went wrong (then S has a fault).  */
+bool fk_rev_step (struct fk_stream *s);
+/* Forget S's request (the stream goes away), saying WHY in the log.  */
+void fk_rev_drop (struct fk_stream *s, const char *why);
 
 /* modules.c: the function argument FN of SYM; NULL, reported as an
    invalid call, when it is not a function of a loaded module.  */

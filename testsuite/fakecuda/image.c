@@ -14,6 +14,16 @@
    bytes) and data.  */
 static const char fk_linked_magic[16] = "FAKECUDA-LINKED";
 
+uint64_t
+fk_symbol_address (const char *name)
+{
+  /* FNV-1a, in a range of user addresses, 16-byte aligned.  */
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (const unsigned char *p = (const unsigned char *) name; *p; p++)
+    h = (h ^ *p) * 0x100000001b3ull;
+  return 0x7f0000000000ull | (h & 0xfffffffff0ull);
+}
+
 void
 fk_image_free (struct fk_image *img)
 {

@@ -69,6 +69,11 @@ struct fk_func *fk_add_func (struct fk_image *img, const char *name,
 struct fk_global *fk_add_global (struct fk_image *img, const char *name,
 				 size_t len, size_t size);
 
+/* The address the fake's linker gives symbol NAME in an initialiser
+   (`.u64 table[] = { f, g }'): made up from the name, the same in every
+   module, never 0; fakecuda_symbol_address gives it to tests.  */
+uint64_t fk_symbol_address (const char *name);
+
 /* Read PTX TEXT[0, LEN) into IMG.  */
 CUresult fk_parse_ptx (const char *text, size_t len, int device_sm,
 		       struct fk_image *img, char *err, size_t errlen);

@@ -1,13 +1,122 @@
 /* The fake libcuda: kernel launches, checked (geometry, parameters,
-   GCC's soft stacks) and recorded, never run.  See fake-cuda.h.  */
+   GCC's soft stacks) and recorded, never run; and the reverse-offload
+   requests a test makes a launch ask for.  See fake-cuda.h.  */
 
 #define _GNU_SOURCE
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fake-cuda.h"
 
 struct fake_records fk_launches = { .size = sizeof (struct fk_launch) };
+struct fk_rev *fk_rev_armed;
+long fk_rev_served;
+
+/* ------------------------------------------------------------------ */
+/* Reverse offload.  */
+
+/* GCC's struct rev_offload: fn, mapnum, addrs, sizes, kinds (8 bytes
+   each), dev_num (4), padded to 48 bytes.  */
+#define FK_REV_BLOCK 48
+
+/* Whether [ADDR, ADDR + N) lies inside one live page-locked host
+   block.  */
+static bool
+fk_host_range (uintptr_t addr, size_t n)
+{
+  const struct fake_block *b = fake_block_find (&fk_blocks, addr);
+  return (b != NULL && b->kind == FK_HOST && n <= b->size
+	  && addr - b->base <= b->size - n);
+}
+
+/* If the armed request is for F, give it to its launch on STREAM.  */
+static void
+fk_rev_attach (struct fk_func *f, CUstream stream)
+{
+  struct fk_rev *q = fk_rev_armed;
+  if (q == NULL || strcmp (q->kernel, f->name) != 0)
+    return;
+  fk_rev_armed = NULL;
+  for (int i = 0; i < f->module->img.nglobals; i++)
+    if (strcmp (f->module->img.globals[i].name, "__gomp_rev_offload_var")
+	== 0 && f->module->img.globals[i].size == 8)
+      q->var = f->module->img.globals[i].addr;
+  if (q->var == 0 || !fk_is_real_stream (stream))
+    {
+      /* Without the variable its device code has no GOMP_target_ext.  */
+      fk_log ("launch %s: no reverse-offload request (%s)", f->name,
+	      q->var == 0 ? "no __gomp_rev_offload_var" : "legacy stream");
+      free (q);
+      return;
+    }
+  if (stream->rev != NULL)
+    fk_rev_drop (stream, "a new launch");
+  stream->rev = q;
+}
+
+void
+fk_rev_drop (struct fk_stream *s, const char *why)
+{
+  if (s->rev == NULL)
+    return;
+  fk_log ("rev %s: request dropped: %s", s->rev->kernel, why);
+  free (s->rev);
+  s->rev = NULL;
+}
+
+/* The kernel on S faults with ERR: the request goes.  */
+static bool
+fk_rev_fault (struct fk_stream *s, CUresult err, const char *what)
+{
+  fk_bad (FK_cuStreamQuery, "kernel %s: %s", s->rev->kernel, what);
+  s->fault = err;
+  fk_rev_drop (s, what);
+  return false;
+}
+
+bool
+fk_rev_step (struct fk_stream *s)
+{
+  struct fk_rev *q = s->rev;
+  if (q == NULL)
+    return false;
+  if (q->block == 0)
+    {
+      uint64_t p;
+      memcpy (&p, (const void *) q->var, sizeof p);
+      if (p == 0)
+	{
+	  /* GOMP_target_ext skips the region.  */
+	  fk_rev_drop (s, "__gomp_rev_offload_var is NULL");
+	  return false;
+	}
+      if (!fk_host_range ((uintptr_t) p, FK_REV_BLOCK))
+	return fk_rev_fault (s, CUDA_ERROR_ILLEGAL_ADDRESS,
+			     "__gomp_rev_offload_var does not point to 48"
+			     " bytes of page-locked memory");
+      uint64_t *w = (uint64_t *) (uintptr_t) p;
+      w[1] = q->mapnum;
+      w[2] = q->addrs;
+      w[3] = q->sizes;
+      w[4] = q->kinds;
+      memcpy (&w[5], &q->dev_num, sizeof q->dev_num);
+      __atomic_store_n (&w[0], q->fn, __ATOMIC_RELEASE);
+      q->block = (uintptr_t) p;
+      fk_log ("rev %s: request fn %#llx mapnum %llu at %#lx", q->kernel,
+	      (unsigned long long) q->fn, (unsigned long long) q->mapnum,
+	      (unsigned long) q->block);
+      return true;
+    }
+  if (!fk_host_range (q->block, FK_REV_BLOCK))
+    return fk_rev_fault (s, CUDA_ERROR_ILLEGAL_ADDRESS, "the block of its"
+			 " reverse-offload request was freed while it waits");
+  if (__atomic_load_n ((uint64_t *) q->block, __ATOMIC_ACQUIRE) != 0)
+    return true;
+  fk_rev_served++;
+  fk_rev_drop (s, "served");
+  return false;
+}
 
 /* ------------------------------------------------------------------ */
 /* Launches.  */
@@ -140,6 +249,7 @@ cuLaunchKernel (CUfunction fn, unsigned int gx, unsigned int gy,
   fk_log ("launch %s grid %u,%u,%u block %u,%u,%u shmem %u stream %p"
 	  " params %#llx,%#llx,%#llx", f->name, gx, gy, gz, bx, by, bz, shmem,
 	  (void *) stream, vals[0], vals[1], vals[2]);
+  fk_rev_attach (f, stream);
   const struct fake_fail *fault = fake_count_call (&fk_fs, FK_kernel_fault,
 						   NULL);
   if (fault != NULL && fk_is_real_stream (stream))

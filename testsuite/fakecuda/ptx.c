@@ -1,7 +1,8 @@
 /* The fake libcuda's PTX reader: `.version', `.target sm_NN' (not newer
    than the device), balanced braces, `.entry' kernels with their
    parameters, .maxntid/.reqntid and .maxnreg, and `.global'/`.const'
-   variables with their size and simple initialisers.  See image.h.  */
+   variables with their size and simple initialisers (numbers, and
+   symbols in 64-bit ones: fk_symbol_address).  See image.h.  */
 
 #define _GNU_SOURCE
 #include <errno.h>
@@ -26,6 +27,14 @@ fk_word_char (char c)
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
 	 || (c >= '0' && c <= '9') || c == '_' || c == '$' || c == '%'
 	 || c == '.';
+}
+
+/* Whether C starts a PTX identifier (not a number).  */
+static bool
+fk_symbol_start (char c)
+{
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'
+	 || c == '$' || c == '%';
 }
 
 /* Split TEXT[0, LEN) into tokens, without comments and strings.  */
@@ -206,12 +215,17 @@ fk_parse_init (struct fk_global *g, const struct fk_tok *t, size_t n,
 	    memcpy (&bits, &d, 8);
 	  neg = false;
 	}
+      else if (esize == 8 && fk_symbol_start (buf[0]))
+	/* A function's or variable's address: the linker's, which the
+	   fake makes up (GCC's mkoffload writes its tables of functions
+	   this way).  */
+	bits = fk_symbol_address (buf);
       else
 	{
 	  errno = 0;
 	  bits = strtoull (buf, &end, 0);
 	  if (*end != '\0' || errno != 0)
-	    return;	/* A symbol or generic(): leave the rest zero.  */
+	    return;	/* generic() and the like: leave the rest zero.  */
 	  if (neg)
 	    bits = -bits;
 	  neg = false;

@@ -101,6 +101,7 @@ cuStreamDestroy_v2 (CUstream stream)
      we (they cannot use the stream).  */
   while (stream->callbacks > 0)
     pthread_cond_wait (&fk_cond, &fk_lock);
+  fk_rev_drop (stream, "stream destroyed");
   fake_handle_free (&fk_handles, FK_H_STREAM, stream);
   RETURN (CUDA_SUCCESS);
 }
@@ -111,6 +112,15 @@ cuStreamSynchronize (CUstream stream)
   ENTER (cuStreamSynchronize);
   NEED_INIT (cuStreamSynchronize);
   NEED_STREAM (cuStreamSynchronize, stream);
+  if (fk_is_real_stream (stream) && fk_rev_step (stream))
+    {
+      /* The kernel waits for the host, which waits for the kernel.  */
+      fk_bad (FK_cuStreamSynchronize, "kernel %s waits for its"
+	      " reverse-offload request to be served: the driver would wait"
+	      " for ever", stream->rev->kernel);
+      fk_rev_drop (stream, "deadlock");
+      stream->fault = CUDA_ERROR_LAUNCH_FAILED;
+    }
   if (fk_is_real_stream (stream))
     {
       while (fk_stream_find (stream) != NULL
@@ -129,8 +139,12 @@ cuStreamQuery (CUstream stream)
   NEED_INIT (cuStreamQuery);
   NEED_STREAM (cuStreamQuery, stream);
   if (fk_is_real_stream (stream)
-      && (fk_stream_pending (stream) || stream->callbacks > 0))
+      && (fk_rev_step (stream) || fk_stream_pending (stream)
+	  || stream->callbacks > 0))
     RETURN (CUDA_ERROR_NOT_READY);
+  /* A kernel that faulted (its error, as cuStreamSynchronize's).  */
+  if (fk_is_real_stream (stream) && stream->fault != 0)
+    RETURN ((CUresult) stream->fault);
   RETURN (CUDA_SUCCESS);
 }
 

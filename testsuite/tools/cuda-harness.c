@@ -16,6 +16,9 @@ int (*f_launch_info) (int, char *, size_t, unsigned[3], unsigned[3],
 		      unsigned *, uintptr_t *, unsigned *, int *,
 		      unsigned long long[3]);
 int (*f_global) (const char *, uintptr_t *, size_t *);
+int (*f_rev_request) (const char *, const unsigned long long[5], int);
+long (*f_rev_served) (void);
+unsigned long long (*f_symbol_address) (const char *);
 
 /* A library without the driver's functions: libelf, which this program
    uses anyway.  */
@@ -86,7 +89,10 @@ main (int argc, char **argv)
   static const struct harness_sym syms[] = {
     { "fakecuda_launch_count", &f_launch_count },
     { "fakecuda_launch_info", &f_launch_info },
-    { "fakecuda_global", &f_global }, { NULL, NULL } };
+    { "fakecuda_global", &f_global },
+    { "fakecuda_rev_request", &f_rev_request },
+    { "fakecuda_rev_served", &f_rev_served },
+    { "fakecuda_symbol_address", &f_symbol_address }, { NULL, NULL } };
   const struct harness h = {
     .program = "cuda-harness", .plugin_path = argv[1], .fake_path = argv[2],
     .library_var = "OFFLOADKIT_CUDA_LIBRARY",
@@ -143,10 +149,17 @@ main (int argc, char **argv)
     { AREA_CHILD ("loaded by libgomp 14", child_libgomp14,
 		  HARNESS_LIST ("FAKECUDA_DEVICES", "2", "FAKECUDA_SM", "90"),
 		  true) },
+    { AREA_CHILD ("device code, libgomp 13", child_devcode13,
+		  HARNESS_LIST ("OFFLOADKIT_STANDIN_LIBGOMP", "13",
+			       "FAKECUDA_DEVICES", "1"), true) },
+    { AREA_CHILD ("device code, libgomp 14", child_devcode14,
+		  HARNESS_LIST ("OFFLOADKIT_STANDIN_LIBGOMP", "14",
+			       "FAKECUDA_DEVICES", "1"), true) },
     { AREA_LOADED ("devices", test_devices) },
     { AREA_LOADED ("images", test_load) },
     { AREA_LOADED ("refused images", test_bad_images) },
     { AREA_LOADED ("GCC's image format", test_gcc_image) },
+    { AREA_LOADED ("constructors and destructors", test_cdtors) },
     { AREA_LOADED ("memory", test_memory) },
     { AREA_LOADED ("memset and 2D copies", test_memset_rect) },
     { AREA_LOADED ("libgomp 14 to 16's entry points", test_entries) },

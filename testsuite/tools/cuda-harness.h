@@ -40,6 +40,11 @@
 			      failed launches
      cuda-harness-async.c     async_run completions; several threads on two
 			      devices
+     cuda-harness-devcode.c   what GCC 13-16's device code expects: the
+			      map of indirect functions in both forms,
+			      reverse-offload requests served during run
+			      and async_run under libgomp 13 and 14,
+			      constructors and destructors
    and cuda-harness-images.c builds the images they load.  Checks that
    need a fresh plugin (device counts, other compute capabilities,
    environment) run in forked children, before the main process loads
@@ -47,7 +52,7 @@
    work and leave nothing behind.
 
    What the device reads or computes is not checked: kernels do not
-   run.  */
+   run (but the fake can make one ask for a reverse-offload region).  */
 
 #ifndef OFFLOADKIT_CUDA_HARNESS_H
 #define OFFLOADKIT_CUDA_HARNESS_H
@@ -73,6 +78,9 @@ extern int (*f_launch_info) (int, char *, size_t, unsigned[3], unsigned[3],
 			     unsigned *, uintptr_t *, unsigned *, int *,
 			     unsigned long long[3]);
 extern int (*f_global) (const char *, uintptr_t *, size_t *);
+extern int (*f_rev_request) (const char *, const unsigned long long[5], int);
+extern long (*f_rev_served) (void);
+extern unsigned long long (*f_symbol_address) (const char *);
 
 /* ---- Images (cuda-harness-images.c).  */
 
@@ -181,6 +189,9 @@ void test_load (void);			/* cuda-harness-load.c */
 void test_bad_images (void);		/* cuda-harness-bad-images.c */
 void test_gcc_image (void);		/* cuda-harness-load.c */
 void child_libgomp14 (void);		/* cuda-harness-load.c */
+void child_devcode13 (void);		/* cuda-harness-devcode.c */
+void child_devcode14 (void);
+void test_cdtors (void);
 void test_memory (void);		/* cuda-harness-memory.c */
 void test_memset_rect (void);		/* cuda-harness-memory.c */
 void test_entries (void);		/* cuda-harness-entries.c */
