@@ -26,7 +26,13 @@ scaled (int x)
 #pragma omp end declare target
 
 int twice (int);
+/* "enter", OpenMP 5.2's name for "to", from GCC 13 (GCC 16 warns on
+   "to").  */
+#if __GNUC__ >= 13
+#pragma omp declare target enter(twice)
+#else
 #pragma omp declare target to(twice)
+#endif
 
 int
 twice (int x)
