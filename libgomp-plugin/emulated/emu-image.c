@@ -160,6 +160,14 @@ emu_load_image (struct ok_device *d, struct ok_image_req *req, void **handle)
 	  v->copy = emu_new_block (dev, copy_size, EMU_VAR);
 	  if (v->copy == NULL)
 	    goto fail;
+	  if (v->link)
+	    {
+	      /* libgomp's writes into the slot tell where the variable is
+		 mapped.  */
+	      pthread_mutex_lock (&dev->mem_lock);
+	      emu_reg_exact (dev, v->copy)->link = v;
+	      pthread_mutex_unlock (&dev->mem_lock);
+	    }
 	}
       if (v->link)
 	/* Null until libgomp maps the variable and stores its address.  */

@@ -78,10 +78,17 @@ struct emu_block
   size_t size;
   enum emu_kind kind;
   unsigned views;
+  /* Which allocation of the device this is, counting from 1: a block
+     freed and another made at the same address are told apart.  */
+  unsigned long serial;
   /* Non-NULL: START is an ordinary variable's host global, which is also
      its device address; its device bytes live in VAR->copy except while a
      region runs with them in the global.  */
   struct emu_var *var;
+  /* Non-NULL: this block is the pointer slot of link variable LINK, and
+     copies into it say where the variable's device data is
+     (emu_link_resolve).  */
+  struct emu_var *link;
 };
 
 struct emu_job;
@@ -93,6 +100,7 @@ struct emu_device
   pthread_mutex_t mem_lock;	/* Guards the registry.  */
   struct emu_block *blocks;	/* Sorted by start.  */
   size_t num_blocks, max_blocks;
+  unsigned long last_serial;	/* Of the newest block.  */
 
   /* The worker's queue (emu-run.c).  */
   pthread_mutex_t queue_lock;
@@ -134,6 +142,10 @@ struct emu_block *emu_reg_find (struct emu_device *dev, const void *ptr,
 				size_t n);
 /* The block that starts exactly at PTR, or NULL.  */
 struct emu_block *emu_reg_exact (struct emu_device *dev, const void *ptr);
+/* The newest block of kind KIND that holds some of [PTR, PTR + N), or
+   NULL.  */
+struct emu_block *emu_reg_newest (struct emu_device *dev, const void *ptr,
+				  size_t n, enum emu_kind kind);
 bool emu_reg_insert (struct emu_device *dev, char *start, size_t size,
 		     enum emu_kind kind);
 void emu_reg_remove (struct emu_device *dev, struct emu_block *b);
@@ -173,9 +185,19 @@ struct emu_var
      no region has them in the global (see emu_block.var).  Link and empty
      variables: the device copy itself, a block of kind EMU_VAR.  */
   char *copy;
-  /* While a region runs: the device bytes HOST stands for (COPY, or for a
-     link variable the mapping), else NULL.  */
+  /* Link variables: what the pointer slot (COPY) was last set to, the
+     device address of the object's element 0, which lies outside the
+     mapping when libgomp mapped a section further in; and the block of
+     the mapping (START and serial), or NULL when the slot points at
+     none.  See emu_link_resolve.  */
+  char *link_ptr;
+  char *link_block;
+  unsigned long link_serial;
+  /* While a region runs: the device bytes HOST + VIEW_OFF stands for
+     (COPY, or for a link variable the part of the object in its mapping),
+     else NULL.  */
   char *view;
+  size_t view_off;		/* 0 but for a link variable's section.  */
   size_t view_n;		/* Bytes in view.  */
   /* Link variables in view: 2 * VIEW_N bytes, the host's own bytes, then
      the mapping's bytes the global started with (what tells which bytes
@@ -219,6 +241,11 @@ bool emu_load_image (struct ok_device *dev, struct ok_image_req *req,
 bool emu_unload_image (struct ok_device *dev, void *handle);
 
 /* ---- emu-view.c ---- */
+
+/* Link variable V's pointer slot has just been written (libgomp maps the
+   variable): find the mapping it now points into.  Called
+   with emu_region_lock held, not DEV->mem_lock.  */
+void emu_link_resolve (struct emu_device *dev, struct emu_var *v);
 
 /* Start (IN) or end the views of all of DEV's variables around a region:
    the host globals show the device bytes.  Called with emu_region_lock

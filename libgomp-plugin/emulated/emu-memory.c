@@ -80,6 +80,32 @@ emu_reg_exact (struct emu_device *dev, const void *ptr)
   return &dev->blocks[i - 1];
 }
 
+/* The newest block of kind KIND that holds some of [PTR, PTR + N), or
+   NULL.  */
+struct emu_block *
+emu_reg_newest (struct emu_device *dev, const void *ptr, size_t n,
+		enum emu_kind kind)
+{
+  uintptr_t lo = (uintptr_t) ptr;
+  uintptr_t hi = n > UINTPTR_MAX - lo ? UINTPTR_MAX : lo + n;
+  /* The block before the first one after PTR may reach into the range;
+     the others must start in it.  */
+  size_t i = emu_reg_upper (dev, ptr);
+  if (i > 0)
+    i--;
+  struct emu_block *newest = NULL;
+  for (; i < dev->num_blocks && (uintptr_t) dev->blocks[i].start < hi; i++)
+    {
+      struct emu_block *b = &dev->blocks[i];
+      if (b->kind != kind || b->size == 0
+	  || (uintptr_t) b->start + b->size <= lo)
+	continue;
+      if (newest == NULL || b->serial > newest->serial)
+	newest = b;
+    }
+  return newest;
+}
+
 bool
 emu_reg_insert (struct emu_device *dev, char *start, size_t size,
 	    enum emu_kind kind)
@@ -98,7 +124,8 @@ emu_reg_insert (struct emu_device *dev, char *start, size_t size,
 	   (dev->num_blocks - i) * sizeof *dev->blocks);
   dev->blocks[i] = (struct emu_block) { .start = start, .size = size,
 					.kind = kind, .views = 0,
-					.var = NULL };
+					.serial = ++dev->last_serial,
+					.var = NULL, .link = NULL };
   dev->num_blocks++;
   return true;
 }
@@ -226,6 +253,8 @@ emu_copy (struct emu_device *dev, void *dst, const void *src, size_t n,
   if (resync)
     emu_view_merge (dev);
   memmove (emu_where (&bd, dst), emu_where (&bs, src), n);
+  if (bd.link != NULL)
+    emu_link_resolve (dev, bd.link);
   if (resync)
     emu_view_reload (dev);
   emu_unlock_region (held);

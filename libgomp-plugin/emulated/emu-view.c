@@ -41,6 +41,75 @@ emu_swap_bytes (char *a, char *b, size_t n)
     }
 }
 
+/* libgomp sets a link variable's pointer slot, when it maps the variable,
+   to the device address of the object's element 0, whatever part of the
+   object it maps: from GCC 15 the address of the mapped section less the
+   section's offset in the object (GCC 15's libgomp/target.c,
+   gomp_map_vars_internal), which lies before the mapping when the section
+   does not start at element 0, perhaps in another block.  Up to GCC 14 it
+   is the section's own address, so that device code, on any device,
+   looks for the elements of a section further in further on than they
+   are.  So the mapping is not the
+   block that holds the pointer, but one that holds some of the object's
+   device range [pointer, pointer + size); several may, other allocations
+   lying about it.  libgomp writes the slot right after it allocated the
+   mapping, under the device's lock, with no other allocation between:
+   the newest block in that range now is the mapping.  Its serial tells
+   later whether it is still the mapping: after an unmap the slot dangles
+   (libgomp leaves it), and another block may be made at the same
+   place.  */
+void
+emu_link_resolve (struct emu_device *dev, struct emu_var *v)
+{
+  char *ptr;
+  memcpy (&ptr, v->copy, sizeof ptr);
+  pthread_mutex_lock (&dev->mem_lock);
+  struct emu_block *b = NULL;
+  if (ptr != NULL && v->size > 0)
+    b = emu_reg_newest (dev, ptr, v->size, EMU_USER);
+  v->link_ptr = ptr;
+  v->link_block = b != NULL ? b->start : NULL;
+  v->link_serial = b != NULL ? b->serial : 0;
+  pthread_mutex_unlock (&dev->mem_lock);
+}
+
+/* Start the view of link variable V: the part of its host object whose
+   device addresses lie in its live mapping shows the mapping's bytes.
+   Called with DEV->mem_lock held.  */
+static void
+emu_view_begin_link (struct emu_device *dev, struct emu_var *v)
+{
+  /* Only a mapped link variable has device data.  */
+  struct emu_block *b = (v->link_block != NULL
+			 ? emu_reg_exact (dev, v->link_block) : NULL);
+  if (b == NULL || b->serial != v->link_serial)
+    return;			/* Unmapped: the region sees the host object.  */
+  /* The part of the object's device range in the mapping: a section, or
+     all of the object, or (mapped with other data) more than the object
+     would need.  */
+  uintptr_t obj = (uintptr_t) v->link_ptr;
+  uintptr_t obj_end = (v->size > UINTPTR_MAX - obj
+		       ? UINTPTR_MAX : obj + v->size);
+  uintptr_t start = (uintptr_t) b->start, end = start + b->size;
+  uintptr_t lo = obj > start ? obj : start;
+  uintptr_t hi = obj_end < end ? obj_end : end;
+  if (lo >= hi)
+    return;
+  size_t off = (size_t) (lo - obj), n = (size_t) (hi - lo);
+  char *dev_bytes = (char *) lo;
+  v->save = malloc (2 * n);
+  if (v->save == NULL)
+    return;			/* The region sees the host object.  */
+  /* The block must stay while the region may use it.  */
+  b->views++;
+  memcpy (v->save, v->host + off, n);
+  memcpy (v->save + n, dev_bytes, n);
+  memcpy (v->host + off, dev_bytes, n);
+  v->view = dev_bytes;
+  v->view_off = off;
+  v->view_n = n;
+}
+
 /* Start the view of V for a launch: its host global shows the device
    bytes.  An ordinary variable's device address is the global itself, so
    its device bytes and the host's trade places.  A link variable's device
@@ -53,32 +122,15 @@ emu_view_begin (struct emu_device *dev, struct emu_var *v)
 {
   if (v->readonly || v->size == 0)
     return;
-  if (!v->link)
+  if (v->link)
     {
-      emu_swap_bytes (v->host, v->copy, v->size);
-      v->view = v->copy;
-      v->view_n = v->size;
+      emu_view_begin_link (dev, v);
       return;
     }
-  /* Only a mapped link variable has device data: its slot points into a
-     live mapping (after an unmap it may dangle, so check).  A partial
-     mapping holds only part of the object.  */
-  char *target = *(char **) v->copy;
-  struct emu_block *b = target != NULL ? emu_reg_find (dev, target, 1) : NULL;
-  if (b == NULL)
-    return;
-  size_t avail = b->size - (size_t) (target - b->start);
-  size_t n = v->size < avail ? v->size : avail;
-  v->save = n > 0 ? malloc (2 * n) : NULL;
-  if (v->save == NULL)
-    return;			/* The region sees the host object.  */
-  /* The block must stay while the region may use it.  */
-  b->views++;
-  memcpy (v->save, v->host, n);
-  memcpy (v->save + n, target, n);
-  memcpy (v->host, target, n);
-  v->view = target;
-  v->view_n = n;
+  emu_swap_bytes (v->host, v->copy, v->size);
+  v->view = v->copy;
+  v->view_off = 0;
+  v->view_n = v->size;
 }
 
 /* End the view of V.  A link variable's mapping gets each byte that was
@@ -93,8 +145,9 @@ emu_view_end (struct emu_device *dev, struct emu_var *v)
     emu_swap_bytes (v->host, v->copy, n);
   else
     {
-      emu_merge_bytes (v->view, v->host, v->save + n, n);
-      memcpy (v->host, v->save, n);
+      char *host = v->host + v->view_off;
+      emu_merge_bytes (v->view, host, v->save + n, n);
+      memcpy (host, v->save, n);
       /* Frees of such blocks wait for the region, so it exists.  */
       struct emu_block *b = emu_reg_find (dev, v->view, n);
       if (b != NULL)
@@ -103,6 +156,7 @@ emu_view_end (struct emu_device *dev, struct emu_var *v)
       v->save = NULL;
     }
   v->view = NULL;
+  v->view_off = 0;
   v->view_n = 0;
 }
 
@@ -145,7 +199,8 @@ emu_view_merge_var (struct emu_device *dev, struct emu_var *v)
 {
   (void) dev;
   if (v->link && v->view != NULL)
-    emu_merge_bytes (v->view, v->host, v->save + v->view_n, v->view_n);
+    emu_merge_bytes (v->view, v->host + v->view_off, v->save + v->view_n,
+		     v->view_n);
 }
 
 void
@@ -161,7 +216,7 @@ emu_view_reload_var (struct emu_device *dev, struct emu_var *v)
   (void) dev;
   if (v->link && v->view != NULL)
     {
-      memcpy (v->host, v->view, v->view_n);
+      memcpy (v->host + v->view_off, v->view, v->view_n);
       memcpy (v->save + v->view_n, v->view, v->view_n);
     }
 }

@@ -67,6 +67,15 @@ GOMP_PLUGIN_fatal (const char *fmt, ...)
 }
 
 void *
+GOMP_PLUGIN_malloc (size_t size)
+{
+  void *p = malloc (size ? size : 1);
+  if (p == NULL)
+    GOMP_PLUGIN_fatal ("out of memory");
+  return p;
+}
+
+void *
 GOMP_PLUGIN_malloc_cleared (size_t size)
 {
   void *p = calloc (1, size ? size : 1);
