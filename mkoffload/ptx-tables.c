@@ -145,6 +145,19 @@ find_prototype (char *const *modules, size_t nmodules, const char *name)
   return NULL;
 }
 
+/* Whether IN's modules declare the function NAME local to its module
+   ("// BEGIN FUNCTION DECL: NAME").  */
+static int
+is_local (const struct mko_ptx_tables_in *in, const char *name)
+{
+  char *mark = xasprintf ("// BEGIN FUNCTION DECL: %s\n", name);
+  int found = 0;
+  for (size_t m = 0; m < in->nmodules && !found; m++)
+    found = strstr (in->modules[m], mark) != NULL;
+  free (mark);
+  return found;
+}
+
 /* A growing text.  */
 struct text
 {
@@ -180,10 +193,15 @@ add_declarations (struct text *t, const struct mko_ptx_tables_in *in,
       char *proto = find_prototype (in->modules, in->nmodules, names[i]);
       if (!proto)
 	{
+	  /* GCC 14's nvptx back end declares a static function so, and
+	     its mkoffload fails the same way.  */
+	  const char *local = is_local (in, names[i])
+			      ? " (it is local to its module: a static"
+				" function?)" : "";
 	  ok_error ("'%s': no declaration of function '%s' (a line \""
 		    DECL_MARK "%s\" followed by its .func prototype) to"
-		    " copy into the PTX module of %s", in->ptx, names[i],
-		    names[i], table);
+		    " copy into the PTX module of %s%s", in->ptx, names[i],
+		    names[i], table, local);
 	  return -1;
 	}
       text_add (t, ".extern ");
