@@ -11,9 +11,10 @@
    accel toolchain's libgomp and newlib members.  Compiling them takes
    most of the time (1.1 s of CPU per architecture for a tiny program), so
    their objects are cached, keyed by a hash of ptxas' --version output,
-   the ptxas arguments and the module text.  The program's own module
-   changes with every edit and is never cached, so the cache does not
-   grow with the number of programs built.  */
+   the ptxas arguments and the module text.  The link's own modules (the
+   program's, and the function tables mkoffload appends) change with
+   every edit and are never cached, so the cache does not grow with the
+   number of programs built.  */
 
 #define _GNU_SOURCE 1
 #include "config.h"
@@ -269,8 +270,8 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
   /* The cache, for the library modules, when there are some.  */
   char *dir = NULL, *ident = NULL;
   int have_library = 0;
-  for (size_t m = 0; m < nmods && nmods > 1; m++)
-    if (!strstr (aot->modules[m], "\n//:"))
+  for (size_t m = 0; m < nmods; m++)
+    if (!aot->own[m])
       have_library = 1;
   if (have_library && (dir = cache_dir ()))
     {
@@ -310,7 +311,7 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
 	  size_t m = order[k];
 	  const char *text = aot->modules[m];
 	  char *cache_path = NULL;
-	  if (dir && !strstr (text, "\n//:"))
+	  if (dir && !aot->own[m])
 	    {
 	      /* The key covers everything that makes ptxas' output what it
 		 is; "-c --gpu-name sm_NN" stands for the argument vector

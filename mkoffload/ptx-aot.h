@@ -17,6 +17,10 @@ struct mko_ptx_aot
   const int *archs;		/* sm_NN numbers, NARCHS of them.  */
   size_t narchs;
   char *const *modules;		/* NUL-terminated PTX texts.  */
+  /* For each module, whether it is this link's own (the program's, the
+     function tables) rather than a member of the accel toolchain's
+     libraries.  */
+  const unsigned char *own;
   size_t nmodules;
   const char *ptx;		/* The file they come from (messages).  */
 };
@@ -24,7 +28,7 @@ struct mko_ptx_aot
 /* Compile AOT's modules for each of its architectures, running the ptxas
    jobs concurrently (one per online CPU), and store the name of the
    linked cubin for AOT->archs[I] in CUBINS[I].  Library modules (those
-   without this link's "//:" map lines) are taken from, or stored in, a
+   not AOT->own) are taken from, or stored in, a
    cache directory ($OFFLOADKIT_CACHE_DIR, else $XDG_CACHE_HOME/offloadkit,
    else ~/.cache/offloadkit; OFFLOADKIT_CACHE_DIR set empty turns it off).
    The objects and cubins the tools write, and the cache entries, are

@@ -21,6 +21,7 @@
 #include "mkoffload.h"
 #include "offload-desc.h"
 #include "ptx-aot.h"
+#include "ptx-tables.h"
 #include "run-command.h"
 #include "tempfile.h"
 
@@ -98,11 +99,12 @@ run_accel_compiler (struct mko_ctx *ctx, const char *ptx)
   return mko_read_requires (ctx, requires_file);
 }
 
-/* Collect the names of the "//:FUNC_MAP "name"..." and "//:VAR_MAP
-   "name"" lines of MODULE, which the nvptx back end writes in host-table
-   order.  */
+/* Collect the names of the "//:FUNC_MAP "name"...", "//:VAR_MAP
+   "name"" and (GCC 14 and newer) "//:IND_FUNC_MAP "name"" lines of
+   MODULE, which the nvptx back end writes in host-table order, into
+   CTX's lists and IND.  */
 static void
-collect_maps (struct mko_ctx *ctx, const char *module)
+collect_maps (struct mko_ctx *ctx, const char *module, struct mko_argv *ind)
 {
   for (const char *line = module; line && *line;)
     {
@@ -113,6 +115,8 @@ collect_maps (struct mko_ctx *ctx, const char *module)
 	list = &ctx->func_names, rest = line + 13;
       else if (strncmp (line, "//:VAR_MAP \"", 12) == 0)
 	list = &ctx->var_names, rest = line + 12;
+      else if (strncmp (line, "//:IND_FUNC_MAP \"", 17) == 0)
+	list = ind, rest = line + 17;
       if (list)
 	{
 	  const char *q = strchr (rest, '"');
@@ -191,7 +195,8 @@ pick_arch (const int *archs, size_t narchs, int min)
 static int
 verify_with_ptxas (struct mko_ctx *ctx, const char *ptxas,
 		   const int *archs, size_t narchs,
-		   char *const *modules, size_t nmodules, const char *ptx)
+		   char *const *modules, const unsigned char *own,
+		   size_t nmodules, const char *ptx)
 {
   if (!narchs)
     ok_inform ("cannot tell which architectures '%s' accepts; using its"
@@ -199,11 +204,11 @@ verify_with_ptxas (struct mko_ctx *ctx, const char *ptxas,
 
   for (size_t i = 0; i < nmodules; i++)
     {
-      /* Only the module this link compiled carries the //: map lines; the
-	 others are members of the accel toolchain's libraries (libgomp,
-	 newlib), checked when the toolchain was built.  Checking those 20
-	 modules again took ptxas 1.8 s on every link.  */
-      if (nmodules > 1 && !strstr (modules[i], "\n//:"))
+      /* Only this link's own modules are checked; the others are members
+	 of the accel toolchain's libraries (libgomp, newlib), checked when
+	 the toolchain was built.  Checking those 20 modules again took
+	 ptxas 1.8 s on every link.  */
+      if (!own[i])
 	continue;
       char *suffix = xasprintf (".mkoffload.%zu.ptx", i + 1);
       const char *mod = mko_intermediate (ctx, suffix);
@@ -464,6 +469,43 @@ find_nvlink (const char *ptxas, char **nvlink)
   return 0;
 }
 
+/* Append the module of function tables that MODS (the modules of the
+   image file PTX, whose LEN bytes are TEXT) need, when they need one
+   (ptx-tables.c, with IND the indirect functions' names), to the file,
+   so that the PTX image carries it, and to MODS, so that the cubins do.
+   Return 1 when it did, 0 when none was needed, -1 after reporting one
+   error.  */
+static int
+append_tables (struct mko_ctx *ctx, const char *ptx, const char *text,
+	       size_t len, struct mko_argv *mods, const struct mko_argv *ind)
+{
+  struct mko_ptx_tables_in in = {
+    .modules = (char *const *) mods->v, .nmodules = mods->n,
+    .ind_names = ind, .ptx = ptx,
+  };
+  char *tables;
+  if (mko_ptx_tables (ctx, &in, &tables) < 0)
+    return -1;
+  if (!tables)
+    return 0;
+  /* Each module ends with a NUL, the last one's possibly missing.  */
+  size_t tlen = strlen (tables);
+  size_t nul = text[len - 1] != '\0';
+  char *whole = xmalloc (len + nul + tlen + 1);
+  memcpy (whole, text, len);
+  whole[len] = '\0';
+  memcpy (whole + len + nul, tables, tlen + 1);
+  int rc = mko_write_file (ptx, whole, len + nul + tlen + 1);
+  free (whole);
+  if (rc < 0)
+    {
+      free (tables);
+      return -1;
+    }
+  mko_argv_push (mods, tables);
+  return 1;
+}
+
 static int
 nvptx_build (struct mko_ctx *ctx)
 {
@@ -491,7 +533,7 @@ nvptx_build (struct mko_ctx *ctx)
     }
 
   /* The file is a sequence of NUL-terminated PTX modules.  */
-  struct mko_argv mods = { 0 };
+  struct mko_argv mods = { 0 }, ind = { 0 };
   for (size_t off = 0; off < len;)
     {
       if (text[off])
@@ -499,10 +541,21 @@ nvptx_build (struct mko_ctx *ctx)
       off += strlen (text + off) + 1;
     }
   for (size_t i = 0; i < mods.n; i++)
-    collect_maps (ctx, mods.v[i]);
+    collect_maps (ctx, mods.v[i], &ind);
+  int tables = append_tables (ctx, ptx, text, len, &mods, &ind);
+  if (tables < 0)
+    return -1;
+  /* This link's own modules: the program's, with the map lines, and the
+     tables; the others are the accel toolchain's library members.  */
+  unsigned char *own = xcalloc (mods.n, 1);
+  for (size_t i = 0; i < mods.n; i++)
+    own[i] = mods.n == 1 || mko_ptx_has_maps (mods.v[i])
+	     || (tables && i == mods.n - 1);
 
-  /* The PTX always comes first: any device can JIT it.  */
-  mko_add_image (ctx, ptx, text[len - 1] != '\0', OK_IMAGE_PTX, 0);
+  /* The PTX always comes first: any device can JIT it.  The file ends
+     with a NUL when the tables were appended.  */
+  mko_add_image (ctx, ptx, !tables && text[len - 1] != '\0', OK_IMAGE_PTX,
+		 0);
 
   char *ptxas, *nvlink = NULL;
   if (find_ptxas (&ptxas) < 0)
@@ -549,7 +602,7 @@ nvptx_build (struct mko_ctx *ctx)
       struct mko_ptx_aot aot = {
 	.ptxas = ptxas, .nvlink = nvlink,
 	.archs = archs, .narchs = narchs,
-	.modules = (char *const *) mods.v, .nmodules = mods.n,
+	.modules = (char *const *) mods.v, .own = own, .nmodules = mods.n,
 	.ptx = ptx,
       };
       const char *cubins[32];
@@ -559,11 +612,15 @@ nvptx_build (struct mko_ctx *ctx)
 	mko_add_image (ctx, cubins[i], 0, OK_IMAGE_CUBIN, archs[i]);
     }
   else if (verify_with_ptxas (ctx, ptxas, accepted, naccepted,
-			      (char *const *) mods.v, mods.n, ptx) < 0)
+			      (char *const *) mods.v, own, mods.n, ptx) < 0)
     return -1;
   free (ptxas);
   free (nvlink);
+  if (tables)
+    free ((char *) mods.v[mods.n - 1]);
   free (mods.v);
+  free (ind.v);
+  free (own);
   /* The names collect_maps took are copies.  */
   free (text);
   return 0;

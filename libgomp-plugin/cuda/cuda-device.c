@@ -255,8 +255,11 @@ const struct ok_backend ok_backend_cuda = {
   .name = "cuda",
   .device_size = sizeof (struct cuda_device),
   .job_size = sizeof (struct cuda_job),
-  /* Device addresses are unified (64-bit CUDA), as GCC's plugin says.  */
-  .requires_supported = OK_GOMP_REQUIRES_UNIFIED_ADDRESS,
+  /* Device addresses are unified (64-bit CUDA), as GCC's plugin says;
+     reverse offload: cuda-revoff.c, over the table GCC's mkoffload and
+     ours write.  */
+  .requires_supported = (OK_GOMP_REQUIRES_UNIFIED_ADDRESS
+			 | OK_GOMP_REQUIRES_REVERSE_OFFLOAD),
   /* cuda-indirect.c.  */
   .maps_indirect = true,
   .probe = cuda_probe,

@@ -2,7 +2,9 @@
 # Stand-in accel compiler for mkoffload.exp: logs its arguments and
 # GCC_OFFLOAD_OMP_REQUIRES_FILE to $FAKE_ACCEL_LOG, writes the requires
 # mask $FAKE_REQUIRES_BYTES (printf format) into that file when it is set,
-# and a small PTX module with one function and one variable as -o.
+# and as -o a copy of the file $FAKE_ACCEL_PTX when that is set (PTX
+# modules, each ending with a NUL), else a small PTX module with one
+# function and one variable.
 log=${FAKE_ACCEL_LOG:?}
 echo "argv: $*" >> "$log"
 echo "requires_file: ${GCC_OFFLOAD_OMP_REQUIRES_FILE-unset}" >> "$log"
@@ -26,5 +28,8 @@ done
 if [ -n "${GCC_OFFLOAD_OMP_REQUIRES_FILE-}" ]; then
   printf "${FAKE_REQUIRES_BYTES:-\\000\\000\\000\\000}" \
     > "$GCC_OFFLOAD_OMP_REQUIRES_FILE"
+fi
+if [ -n "${FAKE_ACCEL_PTX-}" ]; then
+  exec cp "$FAKE_ACCEL_PTX" "$out"
 fi
 printf '.version 7.0\n.target sm_70\n.address_size 64\n//:FUNC_MAP "main$_omp_fn$0"\n//:VAR_MAP "counter"\n\000' > "$out"

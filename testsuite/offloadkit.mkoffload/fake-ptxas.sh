@@ -17,6 +17,10 @@
 #   FAKE_PTXAS_OUTPUT "none", "empty" or "truncated": exit with status 0
 #                     all the same, the output removed, empty, or cut in
 #                     half (it still starts like an ELF file)
+#   FAKE_PTXAS_FUNCS  set: define a function for each ".visible .func"
+#                     definition as well, as the real one does (not by
+#                     default: the library modules have many, and an
+#                     object with functions takes an "as" run to write)
 
 tmpxft=${TMPDIR:-/tmp}/tmpxft_$$_00000000
 : > "$tmpxft" || exit 1
@@ -66,6 +70,12 @@ if [ -n "$out" ]; then
     # One function per kernel: ".visible .entry NAME (...".
     . "${0%/*}/fake-elf.sh"
     kernels=$(sed -n 's/^.*\.entry[ 	]\{1,\}\([^ 	(]\{1,\}\).*$/\1/p' "$ptx")
+    # ".visible .func [(RETURN)] NAME (...", not a declaration (';').
+    if [ -n "$FAKE_PTXAS_FUNCS" ]; then
+	kernels=$( { echo "$kernels"; sed -n -e '/;[ 	]*$/d' \
+	    -e 's/^\.visible[ 	]\{1,\}\.func[ 	]\{1,\}\(([^)]*)[ 	]*\)\{0,1\}\([^ 	(]\{1,\}\).*$/\2/p' \
+	    "$ptx"; } | sed '/^$/d')
+    fi
     fake_cuda_elf "$out" 1 "$kernels" "$FAKE_PTXAS_OUTPUT" || exit 1
 fi
 rm -f "$tmpxft"

@@ -542,7 +542,10 @@ test_rev_fault (unsigned ver)
 void
 child_devcode13 (void)
 {
-  check ("a device", p_get_num_devices () == 1);
+  /* The program requires reverse offload, which CUDA devices serve.  */
+  check ("a device for a program that requires reverse_offload",
+	 (p_get_num_devices) (OK_GOMP_REQUIRES_REVERSE_OFFLOAD
+			      | OK_GOMP_REQUIRES_TARGET_USED) == 1);
   check ("init", p_init_device (0));
   test_rev_serve ("reverse offload, libgomp 13",
 		  OK_GOMP_VERSION_PACK (2, OK_DEV_VERSION));
