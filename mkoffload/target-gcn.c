@@ -47,38 +47,32 @@ const struct mko_target mko_target = {
   .build = gcn_build,
   .option = gcn_option,
   .help_options =
-"  -march=GPU[,GPU]...     GPU architectures to build code objects for:\n"
-"                          fiji (also gfx803; GCC 12 to 14), gfx900, gfx906,\n"
-"                          gfx908, gfx90a (GCC 13 and newer), gfx1030 (GCC 14\n"
-"                          and newer); the option may be repeated, and every\n"
-"                          architecture named gets its own code object in the\n"
-"                          program (give it to gcc as -foffload-options=\n"
-"                          amdgcn-amdhsa=-march=gfx900,gfx906); the default\n"
-"                          is that of the running GCC's accel compiler: fiji\n"
-"                          for GCC 12 and 13, gfx900 for 14 and 15, gfx90a\n"
-"                          for 16\n",
+"  -march=GPU[,GPU]...     GPU architectures to build code objects for, each\n"
+"                          that the running GCC's amdgcn back end knows: GCC\n"
+"                          12 fiji (also gfx803), gfx900, gfx906, gfx908; 13\n"
+"                          also gfx90a; 14 also gfx90c, gfx1030, gfx1036,\n"
+"                          gfx1100, gfx1103; 15 without fiji, also gfx902,\n"
+"                          gfx904, gfx909, gfx1031 to gfx1035, gfx1101,\n"
+"                          gfx1102, gfx1150 to gfx1153 and the generic\n"
+"                          targets gfx9-generic, gfx10-3-generic,\n"
+"                          gfx11-generic; 16 also gfx942, gfx950 and\n"
+"                          gfx9-4-generic.  The installed package must have\n"
+"                          device libraries for it.  The option may be\n"
+"                          repeated, and every architecture named gets its\n"
+"                          own code object in the program (give it to gcc as\n"
+"                          -foffload-options=amdgcn-amdhsa=-march=gfx900,\n"
+"                          gfx906); the default is that of the running GCC's\n"
+"                          accel compiler: fiji for GCC 12 and 13, gfx900\n"
+"                          for 14 and 15, gfx90a for 16\n",
   .help_env = NULL,
 };
 
-/* The architectures the amdgcn back ends of GCC 12 to 16 know and the
-   plugin can load (from each version's gcn mkoffload.cc and
-   gcn-devices.def), with the versions that have them: GCC 15 dropped
-   fiji.  */
-static const struct gcn_arch
-{
-  const char *name;		/* For the accel compiler's -march=.  */
-  const char *alias;		/* Also accepted, or NULL.  */
-  uint32_t mach;		/* ELF e_flags EF_AMDGPU_MACH_*.  */
-  int min_gcc, max_gcc;		/* GCC versions that have it.  */
-} gcn_archs[] = {
-  { "fiji", "gfx803", OK_EF_AMDGPU_MACH_GFX803, 12, 14 },
-  { "gfx900", NULL, OK_EF_AMDGPU_MACH_GFX900, 12, MKO_GCC_MAX },
-  { "gfx906", NULL, OK_EF_AMDGPU_MACH_GFX906, 12, MKO_GCC_MAX },
-  { "gfx908", NULL, OK_EF_AMDGPU_MACH_GFX908, 12, MKO_GCC_MAX },
-  { "gfx90a", NULL, OK_EF_AMDGPU_MACH_GFX90A, 13, MKO_GCC_MAX },
-  { "gfx1030", NULL, OK_EF_AMDGPU_MACH_GFX1030, 14, MKO_GCC_MAX },
-};
-#define NUM_ARCHS (sizeof gcn_archs / sizeof gcn_archs[0])
+/* The architectures are those of common/gcn-arch.h whose GCC version
+   range has the running GCC.  */
+static const struct ok_gcn_proc *gcn_archs;
+static size_t num_archs;
+
+#define MAX_ARCHS 64
 
 /* The values of the -march= options, in order.  */
 static struct mko_argv march_options;
@@ -93,14 +87,20 @@ gcn_option (struct mko_ctx *ctx, const char *arg)
   return 1;
 }
 
+static int
+known_to (const struct ok_gcn_proc *arch, int version)
+{
+  return arch->min_gcc != 0 && version >= arch->min_gcc
+	 && version <= arch->max_gcc;
+}
+
 /* The architecture GCC VERSION's accel compiler builds for without
    -march, as its mkoffload does: fiji in GCC 12 and 13
    (EF_AMDGPU_MACH_AMDGCN_GFX803 in their mkoffload.cc); gfx900 in 14 and
-   15 (mkoffload.cc's default, which Debian's configuration keeps: its
-   default multilib "." is gfx900); gfx90a in 16 (configured as the
-   default architecture: the multilib "." of Debian's
-   gcc-16-offload-amdgcn is gfx90a, gfx900 being left to
-   gfx9-generic).  */
+   15 (the default of mkoffload.cc and of gcn.opt in 15, whose default
+   multilib "." is gfx900 in Debian's packages); gfx90a in 16 (gcn.opt's
+   default: the multilib "." of Debian's gcc-16-offload-amdgcn is gfx90a,
+   gfx900 being left to gfx9-generic).  */
 static const char *
 default_arch (int version)
 {
@@ -111,70 +111,69 @@ default_arch (int version)
   return "gfx90a";
 }
 
+/* The architectures GCC VERSION knows, as "a, b, c" (malloc'd).  */
+static char *
+known_list (int version)
+{
+  char *known = xstrdup ("");
+  for (size_t k = 0; k < num_archs; k++)
+    if (known_to (&gcn_archs[k], version))
+      {
+	char *t = xasprintf ("%s%s%s%s%s", known, *known ? ", " : "",
+			     gcn_archs[k].name,
+			     gcn_archs[k].alias ? ", " : "",
+			     gcn_archs[k].alias ? gcn_archs[k].alias : "");
+	free (known);
+	known = t;
+      }
+  return known;
+}
+
 /* Turn the -march= options into the set of architectures SEL (indices
    into gcn_archs, ascending), the running GCC's default when none was
    given.  Return the count, or -1 after reporting one error.  */
 static int
 parse_marches (const struct mko_ctx *ctx, size_t *sel)
 {
-  int chosen[NUM_ARCHS] = { 0 };
+  int chosen[MAX_ARCHS] = { 0 };
   for (size_t i = 0; i < march_options.n; i++)
     for (const char *p = march_options.v[i];;)
       {
 	const char *comma = strchr (p, ',');
 	size_t len = comma ? (size_t) (comma - p) : strlen (p);
-	size_t a;
-	for (a = 0; a < NUM_ARCHS; a++)
-	  if ((strlen (gcn_archs[a].name) == len
-	       && memcmp (gcn_archs[a].name, p, len) == 0)
-	      || (gcn_archs[a].alias && strlen (gcn_archs[a].alias) == len
-		  && memcmp (gcn_archs[a].alias, p, len) == 0))
-	    break;
-	if (a == NUM_ARCHS || ctx->gcc_version < gcn_archs[a].min_gcc
-	    || ctx->gcc_version > gcn_archs[a].max_gcc)
+	const struct ok_gcn_proc *a = ok_gcn_proc_by_name (p, len);
+	if (a == NULL || !known_to (a, ctx->gcc_version))
 	  {
-	    char *known = xstrdup ("");
-	    for (size_t k = 0; k < NUM_ARCHS; k++)
-	      if (ctx->gcc_version >= gcn_archs[k].min_gcc
-		  && ctx->gcc_version <= gcn_archs[k].max_gcc)
-		{
-		  char *t = xasprintf ("%s%s%s%s%s", known, *known ? ", " : "",
-				       gcn_archs[k].name,
-				       gcn_archs[k].alias ? ", " : "",
-				       gcn_archs[k].alias ? gcn_archs[k].alias
-				       : "");
-		  free (known);
-		  known = t;
-		}
+	    char *known = known_list (ctx->gcc_version);
 	    ok_error ("-march=%s: %s GPU architecture '%.*s' (known to GCC"
 		      " %d: %s)", march_options.v[i],
-		      a == NUM_ARCHS ? "unknown" : "unsupported", (int) len, p,
+		      a == NULL ? "unknown" : "unsupported", (int) len, p,
 		      ctx->gcc_version, known);
+	    free (known);
 	    return -1;
 	  }
-	chosen[a] = 1;
+	chosen[a - gcn_archs] = 1;
 	if (!comma)
 	  break;
 	p = comma + 1;
       }
   if (march_options.n == 0)
-    for (size_t a = 0; a < NUM_ARCHS; a++)
+    for (size_t a = 0; a < num_archs; a++)
       if (strcmp (gcn_archs[a].name, default_arch (ctx->gcc_version)) == 0)
 	chosen[a] = 1;
   int n = 0;
-  for (size_t a = 0; a < NUM_ARCHS; a++)
+  for (size_t a = 0; a < num_archs; a++)
     if (chosen[a])
       sel[n++] = a;
   return n;
 }
 
-/* Debian's gcc-12-offload-amdgcn lacks the device libgomp for some
-   architectures (gfx908): the link would then fail in ld with undefined
-   GOMP_* symbols.  Ask the accel driver for its multilib directory of
-   ARCH (where its libgcc.a is) and check that libgomp.a is there.  When
-   the driver cannot tell, the compile itself will report.  */
-static int
-check_device_libgomp (struct mko_ctx *ctx, const struct gcn_arch *arch)
+/* The directory of the accel compiler's device libraries for ARCH (where
+   its libgcc.a is: the multilib directory that -march=ARCH selects), or
+   NULL when the driver cannot tell (then the compile itself will
+   report).  malloc'd.  */
+static char *
+device_lib_dir (struct mko_ctx *ctx, const struct ok_gcn_proc *arch)
 {
   char *march = xasprintf ("-march=%s", arch->name);
   const char *argv[] = { ctx->accel_cc, march, "-print-libgcc-file-name",
@@ -182,7 +181,7 @@ check_device_libgomp (struct mko_ctx *ctx, const struct gcn_arch *arch)
   char *out = NULL;
   struct ok_command cmd = { .argv = argv, .unset_env = mko_accel_unset_env,
 			    .out = &out, .quiet = 1 };
-  int rc = 0;
+  char *dir = NULL;
   if (ok_run_command (&cmd) == 0 && out && out[0] == '/')
     {
       out[strcspn (out, "\n")] = '\0';
@@ -191,23 +190,105 @@ check_device_libgomp (struct mko_ctx *ctx, const struct gcn_arch *arch)
 	  && access (out, F_OK) == 0)
 	{
 	  *slash = '\0';
-	  char *libgomp = xasprintf ("%s/libgomp.a", out);
-	  if (access (libgomp, F_OK) != 0)
-	    {
-	      ok_error ("-march=%s: the device libgomp '%s' is missing:"
-			" gcc-%d-%s provides none for %s; build for another"
-			" architecture (the default is %s) instead, or use an"
-			" accel compiler that has it (OFFLOADKIT_GCN_CC)",
-			arch->name, libgomp, ctx->gcc_version,
-			mko_target.package_suffix, arch->name,
-			default_arch (ctx->gcc_version));
-	      rc = -1;
-	    }
-	  free (libgomp);
+	  dir = xstrdup (out);
 	}
     }
   free (out);
   free (march);
+  return dir;
+}
+
+/* Whether the package has a device libgomp built for ARCH itself.  */
+static int
+package_links (struct mko_ctx *ctx, const struct ok_gcn_proc *arch)
+{
+  char *dir = device_lib_dir (ctx, arch);
+  if (dir == NULL)
+    return 0;
+  char *libgomp = xasprintf ("%s/libgomp.a", dir);
+  uint32_t mach;
+  int ok = ok_gcn_library_mach (libgomp, &mach) == 0 && mach == arch->mach;
+  free (libgomp);
+  free (dir);
+  return ok;
+}
+
+/* What to build for instead of ARCH, whose device libraries the package
+   lacks: its generic target when the package has that, else the list of
+   the architectures it has (malloc'd).  Only on the way to an error: it
+   asks the driver about every architecture.  */
+static char *
+instead_of (struct mko_ctx *ctx, const struct ok_gcn_proc *arch)
+{
+  if (arch->generic_mach)
+    {
+      const struct ok_gcn_proc *g = ok_gcn_proc_by_mach (arch->generic_mach);
+      if (g && known_to (g, ctx->gcc_version) && package_links (ctx, g))
+	return xasprintf ("build for its generic target instead"
+			  " (-march=%s), whose code runs on %s too",
+			  g->name, arch->name);
+    }
+  char *have = xstrdup ("");
+  for (size_t k = 0; k < num_archs; k++)
+    if (known_to (&gcn_archs[k], ctx->gcc_version)
+	&& package_links (ctx, &gcn_archs[k]))
+      {
+	char *t = xasprintf ("%s%s%s", have, *have ? ", " : "",
+			     gcn_archs[k].name);
+	free (have);
+	have = t;
+      }
+  char *r = xasprintf ("build for %s instead, or use an accel compiler"
+		       " that has it (OFFLOADKIT_GCN_CC)",
+		       *have ? have : "another architecture");
+  free (have);
+  return r;
+}
+
+/* The device libraries for ARCH must be there and built for ARCH: lld
+   links only objects of one GPU, and a package has libraries for some
+   architectures only.  Debian's gcc-12-offload-amdgcn has no libgomp for
+   gfx908 (the link would fail in ld with undefined GOMP_* symbols); in
+   gcc-14-offload-amdgcn the default multilib ".", which -march=fiji
+   selects, is gfx900's (and its LLVM cannot assemble for fiji); in
+   gcc-16-offload-amdgcn, gfx900 and gfx906 select "." too, gfx90a's,
+   their code being left to gfx9-generic, as GCC 16's own mkoffload says
+   ("consider compiling for the associated generic architecture").  So
+   ask the accel driver for the multilib directory of ARCH and read the
+   GPU of the libgomp.a there.  When the driver or the library cannot
+   tell, the compile itself will report.  */
+static int
+check_device_libs (struct mko_ctx *ctx, const struct ok_gcn_proc *arch)
+{
+  char *dir = device_lib_dir (ctx, arch);
+  if (dir == NULL)
+    return 0;
+  char *libgomp = xasprintf ("%s/libgomp.a", dir);
+  int rc = 0;
+  uint32_t mach;
+  if (access (libgomp, F_OK) != 0)
+    {
+      char *alt = instead_of (ctx, arch);
+      ok_error ("-march=%s: the device libgomp '%s' is missing: gcc-%d-%s"
+		" provides none for %s; %s", arch->name, libgomp,
+		ctx->gcc_version, mko_target.package_suffix, arch->name, alt);
+      free (alt);
+      rc = -1;
+    }
+  else if (ok_gcn_library_mach (libgomp, &mach) == 0 && mach != arch->mach)
+    {
+      const struct ok_gcn_proc *other = ok_gcn_proc_by_mach (mach);
+      char *alt = instead_of (ctx, arch);
+      ok_error ("-march=%s: gcc-%d-%s has no device libraries for %s: the"
+		" ones -march=%s selects, '%s', are for %s; %s", arch->name,
+		ctx->gcc_version, mko_target.package_suffix, arch->name,
+		arch->name, libgomp,
+		other ? other->name : "another GPU", alt);
+      free (alt);
+      rc = -1;
+    }
+  free (libgomp);
+  free (dir);
   return rc;
 }
 
@@ -246,7 +327,7 @@ static const char table_labels[] =
    label is assembled with the machine and assembler options the device
    code gets.  */
 static const char **
-label_argv (struct mko_ctx *ctx, const struct gcn_arch *arch,
+label_argv (struct mko_ctx *ctx, const struct ok_gcn_proc *arch,
 	    const char *label_src, const char *label)
 {
   struct mko_argv a = { 0 };
@@ -267,7 +348,7 @@ label_argv (struct mko_ctx *ctx, const struct gcn_arch *arch,
 /* The accel compiler command that compiles CTX's LTO inputs for ARCH in
    one lto1 and links them into IMAGE, the object LABEL first.  */
 static const char **
-accel_argv (struct mko_ctx *ctx, const struct gcn_arch *arch,
+accel_argv (struct mko_ctx *ctx, const struct ok_gcn_proc *arch,
 	    const char *image, const char *label)
 {
   /* The requires mask file comes with the command's environment.  */
@@ -293,7 +374,7 @@ accel_argv (struct mko_ctx *ctx, const struct gcn_arch *arch,
    descriptor's name tables are shared).  Store the kernel information of
    the functions, in table order, in *INFO.  */
 static int
-read_image (struct mko_ctx *ctx, const struct gcn_arch *arch,
+read_image (struct mko_ctx *ctx, const struct ok_gcn_proc *arch,
 	    const char *image, int first, struct ok_kernel_info **info)
 {
   struct ok_gcn_code_object co;
@@ -388,16 +469,72 @@ run_for_archs (struct ok_command *cmds, int n, const size_t *sel,
   return rc;
 }
 
+/* The first line of OUT that says what went wrong (LLVM's "LLVM ERROR:
+   ..." or an "error:" of the driver or assembler), or its first line;
+   malloc'd, without the newline.  */
+static char *
+first_error_line (const char *out)
+{
+  const char *pick = out;
+  for (const char *l = out; *l != '\0';)
+    {
+      size_t len = strcspn (l, "\n");
+      if (memmem (l, len, "LLVM ERROR", 10) || memmem (l, len, "error:", 6))
+	{
+	  pick = l;
+	  break;
+	}
+      l += len + (l[len] == '\n');
+    }
+  return xasprintf ("%.*s", (int) strcspn (pick, "\n"), pick);
+}
+
+/* Assemble the table labels for ARCH with CMD, its output held back: the
+   first thing assembled for ARCH, it finds out whether the accel
+   compiler's toolchain can assemble for it at all (the LLVM 19 of Debian
+   13's gcc-14-offload-amdgcn cannot for fiji: "LLVM ERROR: Unsupported
+   AMDHSA Code Object Version", GCC's own pipeline alike), which is then
+   one error of ours instead of the assembler's crash.  What it printed
+   otherwise (-v) is passed on.  */
+static int
+assemble_labels (struct ok_command *cmd, const struct ok_gcn_proc *arch)
+{
+  char *out = NULL;
+  cmd->out = &out;
+  cmd->err_to_out = 1;
+  int status = ok_run_command (cmd);
+  cmd->out = NULL;
+  int rc = 0;
+  if (status > 0)
+    {
+      char *why = first_error_line (out ? out : "");
+      ok_error ("-march=%s: the accel compiler's toolchain cannot assemble"
+		" code for %s ('%s' exited with status %d: %s)", arch->name,
+		arch->name, cmd->argv[0], status, *why ? why : "no message");
+      free (why);
+      rc = -1;
+    }
+  else if (status < 0)
+    rc = -1;
+  else if (out && *out)
+    fputs (out, stderr);
+  free (out);
+  return rc;
+}
+
 static int
 gcn_build (struct mko_ctx *ctx)
 {
-  size_t sel[NUM_ARCHS];
+  gcn_archs = ok_gcn_procs (&num_archs);
+  if (num_archs > MAX_ARCHS)
+    num_archs = MAX_ARCHS;
+  size_t sel[MAX_ARCHS];
   int n = parse_marches (ctx, sel);
   if (n < 0)
     return -1;
 
   for (int i = 0; i < n; i++)
-    if (check_device_libgomp (ctx, &gcn_archs[sel[i]]) < 0)
+    if (check_device_libs (ctx, &gcn_archs[sel[i]]) < 0)
       return -1;
 
   const char *label_src = mko_intermediate (ctx, ".mkoffload.vartable.s");
@@ -405,14 +542,14 @@ gcn_build (struct mko_ctx *ctx)
 		      sizeof table_labels - 1) < 0)
     return -1;
 
-  struct ok_command labels[NUM_ARCHS], links[NUM_ARCHS];
-  const char *images[NUM_ARCHS];
-  const char *requires_files[NUM_ARCHS];
+  struct ok_command labels[MAX_ARCHS], links[MAX_ARCHS];
+  const char *images[MAX_ARCHS];
+  const char *requires_files[MAX_ARCHS];
   memset (labels, 0, sizeof labels);
   memset (links, 0, sizeof links);
   for (int i = 0; i < n; i++)
     {
-      const struct gcn_arch *arch = &gcn_archs[sel[i]];
+      const struct ok_gcn_proc *arch = &gcn_archs[sel[i]];
       char *suffix = xasprintf (".mkoffload.%s.vartable.o", arch->name);
       const char *label = mko_intermediate (ctx, suffix);
       free (suffix);
@@ -427,11 +564,13 @@ gcn_build (struct mko_ctx *ctx)
       links[i].set_env = mko_accel_env (ctx, arch->name, &requires_files[i]);
     }
 
-  /* The architectures are built in parallel: each link is a whole LTO
-     compile of the device code.  */
-  if (run_for_archs (labels, n, sel, "assembling the variable table label")
-      < 0
-      || run_for_archs (links, n, sel, "building the code object") < 0)
+  /* The labels take milliseconds, one after the other; the architectures
+     are built in parallel: each link is a whole LTO compile of the device
+     code.  */
+  for (int i = 0; i < n; i++)
+    if (assemble_labels (&labels[i], &gcn_archs[sel[i]]) < 0)
+      return -1;
+  if (run_for_archs (links, n, sel, "building the code object") < 0)
     return -1;
   for (int i = 0; i < n; i++)
     if (mko_read_requires (ctx, requires_files[i]) < 0)
@@ -439,12 +578,11 @@ gcn_build (struct mko_ctx *ctx)
 
   for (int i = 0; i < n; i++)
     {
-      const struct gcn_arch *arch = &gcn_archs[sel[i]];
+      const struct ok_gcn_proc *arch = &gcn_archs[sel[i]];
       struct ok_kernel_info *info;
       if (read_image (ctx, arch, images[i], i == 0, &info) < 0)
 	return -1;
-      mko_add_image (ctx, images[i], 0, OK_IMAGE_GCN,
-		     ok_gcn_arch_of_mach (arch->mach));
+      mko_add_image (ctx, images[i], 0, OK_IMAGE_GCN, arch->arch);
       ctx->images[ctx->num_images - 1].kernel_info = info;
       /* The device runtime linked in is the running GCC's: from 13 on
 	 it reads the kernel arguments of GCN device version 3.  */

@@ -211,10 +211,10 @@ gcn_exec_load (struct gcn_device *dev, const unsigned char *image,
       return NULL;
     }
   uint32_t arch = ok_gcn_arch_of_mach (mach);
-  if (arch != 0 && dev->arch != 0 && arch != dev->arch)
+  if (arch != 0 && dev->arch != 0 && !ok_gcn_arch_runs_on (arch, dev->arch))
     {
       ok_dev_error (&dev->base, "cannot load offload image: its code object is for"
-		     " gfx%x, the agent's ISA is %s", (unsigned) arch,
+		     " %s, the agent's ISA is %s", ok_gcn_arch_name (arch),
 		     dev->isa_name);
       return NULL;
     }
@@ -318,47 +318,88 @@ gcn_trailing (struct gcn_device *dev, struct gcn_image *img,
   return found >= 0;
 }
 
-/* Pick DESC's code object for DEV's architecture.  */
+/* "gfx906" for architecture ARCH in BUF, "gfx%x" for one we do not
+   know.  */
+static const char *
+gcn_arch_text (uint32_t arch, char *buf, size_t len)
+{
+  const char *name = ok_gcn_arch_name (arch);
+  if (name != NULL)
+    return name;
+  snprintf (buf, len, "gfx%x", (unsigned) arch);
+  return buf;
+}
+
+/* The -march advice for an agent of DEV's architecture that no image
+   suits, in BUF: its own name (fiji for gfx803) and its generic target,
+   with the GCC versions that build for each; "" when no GCC does.  */
+static const char *
+gcn_march_advice (const struct gcn_device *dev, char *buf, size_t len)
+{
+  const struct ok_gcn_proc *own = ok_gcn_proc_by_arch (dev->arch);
+  const struct ok_gcn_proc *gen
+    = own && own->generic_mach ? ok_gcn_proc_by_mach (own->generic_mach)
+      : NULL;
+  size_t used = 0;
+  buf[0] = '\0';
+  const struct ok_gcn_proc *opts[2] = { own, gen };
+  for (int i = 0; i < 2; i++)
+    if (opts[i] != NULL && opts[i]->min_gcc != 0 && used < len)
+      {
+	char versions[32];
+	if (opts[i]->max_gcc != OK_GCN_GCC_STILL)
+	  snprintf (versions, sizeof versions, "GCC %d to %d",
+		    opts[i]->min_gcc, opts[i]->max_gcc);
+	else
+	  snprintf (versions, sizeof versions, "GCC %d and newer",
+		    opts[i]->min_gcc);
+	used += (size_t) snprintf (buf + used, len - used,
+				   "%s-foffload-options=amdgcn-amdhsa=-march=%s"
+				   " (%s)", used ? " or " : "",
+				   opts[i]->name, versions);
+      }
+  return buf;
+}
+
+/* Pick DESC's code object for DEV's architecture: the one for it, else
+   one for the generic target that covers it (GCC 15+'s gfx9-generic
+   runs on gfx900 to gfx90c but gfx908 and gfx90a, for instance).  */
 static const struct ok_tgt_desc *
 gcn_choose (struct gcn_device *dev, const struct ok_image_req *req)
 {
-  char archs[160] = "";
+  char archs[200] = "";
   size_t used = 0;
-  const struct ok_tgt_desc *t;
+  const struct ok_tgt_desc *t, *generic = NULL;
+  uint32_t generic_arch = ok_gcn_generic_arch (dev->arch);
   for (unsigned i = 0; (t = ok_desc_target (req->desc, req->device_type, i));
        i++)
     {
       if (t->image_format == OK_IMAGE_GCN && t->arch == dev->arch)
 	return t;
+      if (t->image_format == OK_IMAGE_GCN && generic_arch != 0
+	  && t->arch == generic_arch && generic == NULL)
+	generic = t;
+      char name[32];
       if (used < sizeof archs)
 	used += (size_t) snprintf (archs + used, sizeof archs - used,
-				   "%s%s%x", used ? ", " : "",
-				   t->image_format == OK_IMAGE_GCN ? "gfx"
-				   : "format ", t->image_format == OK_IMAGE_GCN
-				   ? (unsigned) t->arch
-				   : (unsigned) t->image_format);
+				   "%s%s", used ? ", " : "",
+				   t->image_format == OK_IMAGE_GCN
+				   ? gcn_arch_text (t->arch, name, sizeof name)
+				   : "another format");
     }
-  /* Advise an -march only where GCC 12 (and so our mkoffload) accepts
-     one; it spells gfx803 fiji.  */
-  const char *march = NULL;
-  switch (dev->arch)
-    {
-    case 0x803: march = "fiji"; break;
-    case 0x900: march = "gfx900"; break;
-    case 0x906: march = "gfx906"; break;
-    case 0x908: march = "gfx908"; break;
-    }
-  if (march != NULL)
+  if (generic != NULL)
+    return generic;
+  char advice[256];
+  if (*gcn_march_advice (dev, advice, sizeof advice))
     ok_dev_error (&dev->base, "no offload image for the agent's ISA %s (the"
-		   " program has images for %s); rebuild with"
-		   " -foffload-options=amdgcn-amdhsa=-march=%s", dev->isa_name,
-		   archs[0] ? archs : "no GCN architecture", march);
+		   " program has images for %s); rebuild with %s",
+		   dev->isa_name, archs[0] ? archs : "no GCN architecture",
+		   advice);
   else
     ok_dev_error (&dev->base, "no offload image for the agent's ISA %s (the"
-		   " program has images for %s); GCC 12 cannot generate code"
-		   " for %s (only for fiji/gfx803, gfx900, gfx906 and gfx908)",
-		   dev->isa_name, archs[0] ? archs : "no GCN architecture",
-		   dev->gfx);
+		   " program has images for %s); no GCC (12 to 16) generates"
+		   " code for %s", dev->isa_name,
+		   archs[0] ? archs : "no GCN architecture", dev->gfx);
   return NULL;
 }
 

@@ -21,6 +21,7 @@
 #include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "diag.h"
 #include "elf-check.h"
@@ -559,4 +560,48 @@ ok_gcn_code_object_free (struct ok_gcn_code_object *co)
   free (co->funcs);
   free (co->vars);
   memset (co, 0, sizeof *co);
+}
+
+/* The EF_AMDGPU_MACH of the first AMD GPU object in ELF (an archive is
+   walked member by member), or 0.  */
+static uint32_t
+first_member_mach (int fd, Elf *elf)
+{
+  if (elf_kind (elf) == ELF_K_ELF)
+    {
+      GElf_Ehdr eh;
+      if (gelf_getehdr (elf, &eh) != NULL && eh.e_machine == OK_EM_AMDGPU)
+	return (uint32_t) eh.e_flags & OK_EF_AMDGPU_MACH_MASK;
+      return 0;
+    }
+  if (elf_kind (elf) != ELF_K_AR)
+    return 0;
+  uint32_t mach = 0;
+  Elf_Cmd cmd = ELF_C_READ;
+  Elf *member;
+  while (mach == 0 && (member = elf_begin (fd, cmd, elf)) != NULL)
+    {
+      if (elf_kind (member) == ELF_K_ELF)
+	mach = first_member_mach (fd, member);
+      cmd = elf_next (member);
+      elf_end (member);
+    }
+  return mach;
+}
+
+int
+ok_gcn_library_mach (const char *path, uint32_t *mach)
+{
+  struct stat st;
+  const char *why;
+  int fd = ok_open_regular (path, &st, &why);
+  if (fd < 0)
+    return -1;
+  elf_version (EV_CURRENT);
+  Elf *elf = elf_begin (fd, ELF_C_READ, NULL);
+  *mach = elf ? first_member_mach (fd, elf) : 0;
+  if (elf)
+    elf_end (elf);
+  close (fd);
+  return *mach ? 0 : -1;
 }

@@ -76,6 +76,13 @@ int ok_gcn_read_code_object (const char *name, const unsigned char *buf,
 int ok_gcn_read_code_object_file (const char *path,
 				  struct ok_gcn_code_object *co);
 
+/* The GPU (EF_AMDGPU_MACH) the library PATH, an ar archive of AMD GPU
+   objects (a device libgomp.a) or one object, was built for: that of its
+   first AMD GPU object.  Return 0 with it in *MACH, or -1 when PATH
+   cannot be read or has no such object; reports nothing (the caller
+   decides whether that matters).  */
+int ok_gcn_library_mach (const char *path, uint32_t *mach);
+
 void ok_gcn_code_object_free (struct ok_gcn_code_object *co);
 
 #endif /* OFFLOADKIT_GCN_CODE_OBJECT_H */

@@ -165,6 +165,9 @@ ok_run_command (const struct ok_command *cmd)
 	  return -1;
 	}
       posix_spawn_file_actions_adddup2 (&actions, pipefd[1], STDOUT_FILENO);
+      if (cmd->err_to_out)
+	posix_spawn_file_actions_adddup2 (&actions, pipefd[1],
+					  STDERR_FILENO);
     }
   char **env = child_environment (cmd->unset_env, cmd->set_env);
   fflush (NULL);

@@ -20,6 +20,9 @@ struct ok_command
      instead of being inherited.  */
   char **out;
   size_t *out_len;
+  /* With OUT: the child's standard error goes there too, so that a tool's
+     messages can be judged before they are shown.  */
+  int err_to_out;
   /* Do not print the command line even with ok_verbose (probes).  */
   int quiet;
 };

@@ -11,18 +11,41 @@
 struct fh_agent fh_agents[FH_MAX_AGENTS + 1];
 int fh_nagents;
 
-/* The ELF machine number of gfxNAME (LLVM's EF_AMDGPU_MACH_AMDGCN_*);
-   0 for one we do not know.  */
+/* The ELF machine number of gfxNAME (LLVM 20's AMDGPUUsage, table
+"AMDGPU EF_AMDGPU_MACH Values") and that of the generic target whose
+   code objects it runs (its table "AMDGPU Generic Processors"), as ROCr
+   knows them; 0 for one we do not know.  Our own table, not the
+   plugin's, so that a wrong value there fails a test.  */
 static unsigned
-fh_mach_of (const char *gfx)
+fh_mach_of (const char *gfx, unsigned *generic)
 {
-  static const struct { const char *name; unsigned mach; } machs[] = {
-    { "gfx803", 0x02a }, { "gfx900", 0x02c }, { "gfx906", 0x02f },
-    { "gfx908", 0x030 }, { "gfx90a", 0x03f }, { "gfx1030", 0x036 },
+  enum { G9 = 0x051, G101 = 0x052, G103 = 0x053, G11 = 0x054, G12 = 0x059,
+	 G94 = 0x05f };
+  static const struct { const char *name; unsigned mach, generic; } machs[] = {
+    { "gfx803", 0x02a, 0 }, { "gfx900", 0x02c, G9 }, { "gfx902", 0x02d, G9 },
+    { "gfx904", 0x02e, G9 }, { "gfx906", 0x02f, G9 }, { "gfx908", 0x030, 0 },
+    { "gfx909", 0x031, G9 }, { "gfx90a", 0x03f, 0 }, { "gfx90c", 0x032, G9 },
+    { "gfx940", 0x040, G94 }, { "gfx941", 0x04b, G94 },
+    { "gfx942", 0x04c, G94 }, { "gfx950", 0x04f, G94 },
+    { "gfx1010", 0x033, G101 }, { "gfx1011", 0x034, G101 },
+    { "gfx1012", 0x035, G101 }, { "gfx1013", 0x042, G101 },
+    { "gfx1030", 0x036, G103 }, { "gfx1031", 0x037, G103 },
+    { "gfx1032", 0x038, G103 }, { "gfx1033", 0x039, G103 },
+    { "gfx1034", 0x03e, G103 }, { "gfx1035", 0x03d, G103 },
+    { "gfx1036", 0x045, G103 }, { "gfx1100", 0x041, G11 },
+    { "gfx1101", 0x046, G11 }, { "gfx1102", 0x047, G11 },
+    { "gfx1103", 0x044, G11 }, { "gfx1150", 0x043, G11 },
+    { "gfx1151", 0x04a, G11 }, { "gfx1152", 0x055, G11 },
+    { "gfx1153", 0x058, G11 }, { "gfx1200", 0x048, G12 },
+    { "gfx1201", 0x04e, G12 },
   };
   for (size_t i = 0; i < sizeof machs / sizeof *machs; i++)
     if (strcmp (machs[i].name, gfx) == 0)
-      return machs[i].mach;
+      {
+	*generic = machs[i].generic;
+	return machs[i].mach;
+      }
+  *generic = 0;
   return 0;
 }
 
@@ -56,7 +79,7 @@ fh_agents_configure (const char *list)
 	  if (colon != NULL)
 	    *colon = '\0';
 	  snprintf (a->name, sizeof a->name, "%s", item);
-	  a->mach = fh_mach_of (item);
+	  a->mach = fh_mach_of (item, &a->generic_mach);
 	  if (a->mach == 0)
 	    fprintf (stderr, "fakehsa: unknown agent %s in FAKEHSA_AGENTS\n",
 		     item);

@@ -247,7 +247,12 @@ fh_load (struct fh_exec *e, struct fh_agent *a, const unsigned char *bytes,
 		eh.e_machine);
       goto out;
     }
-  if ((eh.e_flags & EF_AMDGPU_MACH_) != a->mach)
+  /* A generic code object runs on the members of its target; every
+     member has been in it since version 1 (e_flags bits 31:24).  */
+  unsigned co_mach = (unsigned) (eh.e_flags & EF_AMDGPU_MACH_);
+  bool generic_ok = a->generic_mach != 0 && co_mach == a->generic_mach
+		    && (eh.e_flags >> 24) >= 1;
+  if (co_mach != a->mach && !generic_ok)
     {
       snprintf (why, why_len, "code object machine %#x, agent %s is %#x",
 		(unsigned) (eh.e_flags & EF_AMDGPU_MACH_), a->name, a->mach);

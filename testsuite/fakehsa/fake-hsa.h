@@ -14,7 +14,8 @@
    - memory is host memory, in a registry of live blocks: frees and copies
      that touch a block must stay inside it;
    - code objects are read with libelf: ELF64, EM_AMDGPU, an e_flags
-     machine equal to the agent's, PT_LOAD segments inside the file; the
+     machine equal to the agent's or that of a generic target the agent
+     is a member of (code object v6, version 1 or later), PT_LOAD segments inside the file; the
      segments are "loaded" into a host block; kernels are the 64-byte
      STT_OBJECT symbols NAME.kd (their AMDHSA kernel descriptors give the
      group and private segment sizes; the kernarg size comes, as ROCr
@@ -163,6 +164,7 @@ struct fh_agent
   char name[64];		/* gfx906 */
   char isa[96];			/* amdgcn-amd-amdhsa--gfx906[:features] */
   unsigned mach;		/* EF_AMDGPU_MACH_* */
+  unsigned generic_mach;	/* Its generic target's, or 0.  */
   struct fh_region regions[FH_NREGIONS];
 };
 

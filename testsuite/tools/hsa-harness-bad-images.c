@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gcn-arch.h"
 #include "hsa-harness.h"
 
 /* A copy of our descriptor whose gfx906 image is BYTES[0, SIZE), the
@@ -259,4 +260,95 @@ test_bad_images (void)
     free (names);
     variant_free (&v);
   }
+}
+
+/* ------------------------------------------------------------------ */
+/* Generic targets (GCC 15+'s gfx9-generic...): a code object for one
+   runs on every GPU of its family.  Our gfx906 code object relabelled as
+   gfx9-generic (e_flags machine 0x51, generic version 1) plays one: the
+   fake, as ROCr, loads it on a member agent only.  */
+
+/* V from T906, made a code object for the generic target of
+   EF_AMDGPU_MACH MACH, labelled so in the descriptor.  */
+static void
+generic_variant (struct variant *v, const struct ok_tgt_desc *t906,
+		 uint32_t mach)
+{
+  Elf64_Ehdr eh;
+  variant_init (v, t906);
+  memcpy (&eh, v->bytes, sizeof eh);
+  eh.e_flags = (eh.e_flags & ~0xff0000ffu) | mach
+	       | (1u << 24);	/* EF_AMDGPU_GENERIC_VERSION 1.  */
+  memcpy (v->bytes, &eh, sizeof eh);
+  v->t.arch = OK_GCN_ARCH_GENERIC | mach;
+}
+
+/* Load D on DEV and unload it: whether it loaded.  */
+static bool
+load_and_unload (int dev, const struct ok_openmp_target *d)
+{
+  struct ok_addr_pair *t = load (dev, d);
+  if (t == NULL)
+    return false;
+  free (t);
+  return p_unload_image (dev, ours->version, d);
+}
+
+void
+test_generic_images (void)
+{
+  const struct ok_tgt_desc *t906 = target_for (our_desc, 0x906);
+  if (t906 == NULL)
+    {
+      check ("generic targets: a gfx906 image to start from", false);
+      return;
+    }
+  long bad = bad_calls ();
+  struct variant v;
+  generic_variant (&v, t906, 0x51);
+  check ("a gfx9-generic image loads on a gfx906 agent",
+	 load_and_unload (0, &v.d));
+  check ("a gfx9-generic image loads on a gfx900 agent",
+	 load_and_unload (1, &v.d));
+
+  /* The exact architecture first: a broken gfx9-generic image listed
+     before the gfx906 one is never tried on the gfx906 agent.  */
+  struct ok_tgt_desc both[2] = { v.t, *t906 };
+  memset (v.bytes, 0, 64);
+  v.d.targets = both;
+  v.d.num_targets = 2;
+  check ("gfx9-generic and gfx906 images: the gfx906 one is chosen",
+	 load_and_unload (0, &v.d));
+  bad_load ("a broken gfx9-generic image, the only one for a gfx900 agent",
+	    1, &v.d, NULL);
+  variant_free (&v);
+
+  /* The ELF machine decides, as for the others.  */
+  generic_variant (&v, t906, 0x53);
+  v.t.arch = OK_GCN_ARCH_GENERIC | 0x51;
+  bad_load ("a gfx10-3-generic code object labelled gfx9-generic", 0, &v.d,
+	    "gfx10-3-generic", "gfx906", NULL);
+  variant_free (&v);
+  check_no_bad_calls ("generic targets: no invalid runtime call", bad);
+}
+
+/* A gfx908 agent is no gfx9-generic member (LLVM's AMDGPUUsage).  */
+void
+child_generic_not_member (void)
+{
+  check ("1 device", p_get_num_devices () == 1);
+  check ("init", p_init_device (0));
+  const struct ok_tgt_desc *t906 = target_for (our_desc, 0x906);
+  if (t906 != NULL)
+    {
+      struct variant v;
+      generic_variant (&v, t906, 0x51);
+      bad_load ("a gfx9-generic image on a gfx908 agent", 0, &v.d,
+		"gfx9-generic", "gfx908", NULL);
+      variant_free (&v);
+    }
+  else
+    check ("a gfx906 image to start from", false);
+  check ("fini", p_fini_device (0));
+  check_no_leaks ("after fini");
 }

@@ -91,17 +91,35 @@ child_no_matching_isa (void)
   check_no_leaks ("after fini");
 }
 
-/* An agent GCC 12 cannot build for: the error says so rather than advise
-   an -march that mkoffload and GCC refuse.  */
+/* An agent no GCC builds for (gfx1010: neither it nor gfx10-1-generic is
+   in GCC 12 to 16): the error says so rather than advise an -march that
+   mkoffload and GCC refuse.  */
 void
 child_unbuildable_isa (void)
 {
   check ("1 device", p_get_num_devices () == 1);
   check ("init", p_init_device (0));
-  bad_load ("gfx900+gfx906 image on a gfx90a agent", 0, our_desc, "gfx90a",
-	    "GCC 12 cannot generate code", NULL);
+  bad_load ("gfx900+gfx906 image on a gfx1010 agent", 0, our_desc,
+	    "gfx1010", "no GCC (12 to 16) generates code", NULL);
   check ("the error advises no -march",
 	 strstr (last_error (), "-march=") == NULL);
+  check ("fini", p_fini_device (0));
+  check_no_leaks ("after fini");
+}
+
+/* An agent of a generic target's family: the advice names both -march
+   values, with the GCC versions that have them.  */
+void
+child_generic_advice (void)
+{
+  check ("1 device", p_get_num_devices () == 1);
+  check ("init", p_init_device (0));
+  bad_load ("gfx900+gfx906 image on a gfx1031 agent", 0, our_desc,
+	    "gfx1031", NULL);
+  check ("the error advises -march=gfx1031 and -march=gfx10-3-generic",
+	 strstr (last_error (), "-march=gfx1031 (GCC 15 and newer)") != NULL
+	 && strstr (last_error (), "-march=gfx10-3-generic (GCC 15 and newer)")
+	    != NULL);
   check ("fini", p_fini_device (0));
   check_no_leaks ("after fini");
 }

@@ -167,12 +167,15 @@ void child_init_fails (void);
 void child_two_and_emulated (void);
 void child_no_matching_isa (void);
 void child_unbuildable_isa (void);
+void child_generic_advice (void);
 void test_failures (void);		/* hsa-harness-errors.c */
 void child_kernel_fault (void);
 void child_print_buffer (void);		/* hsa-harness-output.c */
 void child_fake_selftest (void);	/* hsa-harness-selftest.c */
 void test_load (void);			/* hsa-harness-load.c */
 void test_bad_images (void);		/* hsa-harness-bad-images.c */
+void test_generic_images (void);
+void child_generic_not_member (void);
 void test_gcc_image (void);		/* hsa-harness-load.c */
 void child_libgomp14 (void);		/* hsa-harness-load.c */
 void child_requires_ua (void);
