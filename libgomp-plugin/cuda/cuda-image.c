@@ -370,6 +370,22 @@ cuda_resolve_kernels (struct cuda_device *dev, struct cuda_image *img,
   return true;
 }
 
+bool
+cuda_module_global (struct cuda_device *dev, CUmodule module,
+		    const char *name, CUdeviceptr *p, size_t *bytes,
+		    bool *found)
+{
+  CUresult r = ok_cuda.cuModuleGetGlobal (p, bytes, module, name);
+  *found = r == CUDA_SUCCESS;
+  if (r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_FOUND)
+    return true;
+  char what[128];
+  snprintf (what, sizeof what, "cannot load offload image: variable '%s'",
+	    name);
+  ok_dev_call_error (&dev->base, what, "cuModuleGetGlobal", r);
+  return false;
+}
+
 /* Look up variable NAME; *ENTRY gets its device range.  */
 static bool
 cuda_global (struct cuda_device *dev, CUmodule module, const char *name,

@@ -191,23 +191,6 @@ cuda_ind_flat_map (const struct cuda_ind_pair *p, size_t n, size_t *bytes)
   return map;
 }
 
-/* Look up NAME in IMG's module: *FOUND says whether it is there.  False
-   after an error.  */
-static bool
-cuda_ind_global (struct cuda_device *dev, struct cuda_image *img,
-		 const char *name, CUdeviceptr *p, size_t *bytes, bool *found)
-{
-  CUresult r = ok_cuda.cuModuleGetGlobal (p, bytes, img->module, name);
-  *found = r == CUDA_SUCCESS;
-  if (r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_FOUND)
-    return true;
-  char what[128];
-  snprintf (what, sizeof what, "cannot load offload image: variable '%s'",
-	    name);
-  ok_dev_call_error (&dev->base, what, "cuModuleGetGlobal", r);
-  return false;
-}
-
 /* The device's table of IMG's indirect functions: malloc'd into *DEV_FNS,
    *N of them (as many as EXPECT unless it is -1).  */
 static bool
@@ -217,7 +200,8 @@ cuda_ind_read_table (struct cuda_device *dev, struct cuda_image *img,
   CUdeviceptr p = 0;
   size_t bytes = 0;
   bool found;
-  if (!cuda_ind_global (dev, img, CUDA_IND_TABLE_VAR, &p, &bytes, &found))
+  if (!cuda_module_global (dev, img->module, CUDA_IND_TABLE_VAR, &p, &bytes,
+			   &found))
     return false;
   if (!found)
     {
@@ -302,10 +286,10 @@ cuda_indirect_load (struct cuda_device *dev, struct cuda_image *img,
   CUdeviceptr var = 0;
   size_t var_bytes = 0;
   bool hashed, flat = false;
-  if (!cuda_ind_global (dev, img, CUDA_IND_HMAP_VAR, &var, &var_bytes,
-			&hashed)
-      || (!hashed && !cuda_ind_global (dev, img, CUDA_IND_MAP_VAR, &var,
-				       &var_bytes, &flat)))
+  if (!cuda_module_global (dev, img->module, CUDA_IND_HMAP_VAR, &var,
+			   &var_bytes, &hashed)
+      || (!hashed && !cuda_module_global (dev, img->module, CUDA_IND_MAP_VAR,
+					  &var, &var_bytes, &flat)))
     return false;
   const char *var_name = hashed ? CUDA_IND_HMAP_VAR : CUDA_IND_MAP_VAR;
   if (!hashed && !flat)

@@ -235,4 +235,12 @@ void cuda_stacks_init (struct cuda_device *dev);
    (!CTORS) are teardown failures (ok_dev_teardown_ok).  */
 bool cuda_run_cdtors (struct cuda_device *dev, CUmodule module, bool ctors);
 
+
+/* Look up variable NAME in MODULE into *P and *BYTES; *FOUND says whether
+   MODULE has it (a missing variable is no error: the device code of some
+   GCC versions has none).  False after an error.  */
+bool cuda_module_global (struct cuda_device *dev, CUmodule module,
+			 const char *name, CUdeviceptr *p, size_t *bytes,
+			 bool *found);
+
 #endif /* OFFLOADKIT_CUDA_INTERNAL_H */

@@ -62,23 +62,6 @@ struct cuda_rev_block
    keep a host core busy.  */
 #define CUDA_REV_PAUSE_MAX_NS 100000
 
-/* Look NAME up in IMG's module; *FOUND says whether it is there.  False
-   after an error.  */
-static bool
-cuda_rev_global (struct cuda_device *dev, struct cuda_image *img,
-		 const char *name, CUdeviceptr *p, size_t *bytes, bool *found)
-{
-  CUresult r = ok_cuda.cuModuleGetGlobal (p, bytes, img->module, name);
-  *found = r == CUDA_SUCCESS;
-  if (r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_FOUND)
-    return true;
-  char what[128];
-  snprintf (what, sizeof what, "cannot load offload image: variable '%s'",
-	    name);
-  ok_dev_call_error (&dev->base, what, "cuModuleGetGlobal", r);
-  return false;
-}
-
 /* The device's table of IMG's NUM_FUNCS reverse-offload functions at P
    (BYTES long), malloc'd into *TABLE; NULL when every entry is 0.  */
 static bool
@@ -167,10 +150,10 @@ cuda_rev_load (struct cuda_device *dev, struct cuda_image *img,
   CUdeviceptr tab = 0, var = 0;
   size_t tab_bytes = 0, var_bytes = 0;
   bool has_tab, has_var;
-  if (!cuda_rev_global (dev, img, CUDA_REV_TABLE_VAR, &tab, &tab_bytes,
-			&has_tab)
-      || !cuda_rev_global (dev, img, CUDA_REV_VAR, &var, &var_bytes,
-			   &has_var))
+  if (!cuda_module_global (dev, img->module, CUDA_REV_TABLE_VAR, &tab,
+			   &tab_bytes, &has_tab)
+      || !cuda_module_global (dev, img->module, CUDA_REV_VAR, &var, &var_bytes,
+			      &has_var))
     return false;
   if (!has_var)
     {
