@@ -23,14 +23,6 @@
 
 #include "hsa-harness.h"
 
-/* GCC 13's struct kernargs_abi.  */
-struct kernargs_v3
-{
-  int64_t tgt_vars, unused, out_ptr, heap_ptr, arena_ptr, stack_ptr;
-  int32_t arena_size_per_team, stack_size_per_thread;
-};
-#define V3_OUTPUT 56
-
 /* GCC's struct output and printf_data (libgomp-gcn.h), our own
    declaration.  */
 struct out_entry
@@ -88,10 +80,10 @@ struct gcc14_image
 /* The "declare target indirect" test library, or NULL.  */
 const struct reg *inds;
 
-/* D with every image marked as built by GCC 13+ (the copy lives until the
+/* D with the flags of every image set to FLAGS (the copy lives until the
    next call).  */
 static const struct ok_openmp_target *
-marked_v3 (const struct ok_openmp_target *d)
+flagged (const struct ok_openmp_target *d, uint32_t flags)
 {
   static struct ok_tgt_desc targets[4];
   static struct ok_openmp_target copy;
@@ -99,63 +91,17 @@ marked_v3 (const struct ok_openmp_target *d)
   for (uint32_t i = 0; i < d->num_targets && i < 4; i++)
     {
       targets[i] = d->targets[i];
-      targets[i].flags = OK_TGT_GCN_KERNARGS_V3;
+      targets[i].flags = flags;
     }
   copy.targets = targets;
   return &copy;
 }
 
-static size_t
-block_size (uint64_t addr, uint64_t *base)
+/* D with every image marked as built by GCC 13+.  */
+static const struct ok_openmp_target *
+marked_v3 (const struct ok_openmp_target *d)
 {
-  uintptr_t b = 0;
-  size_t size = 0;
-  if (!f_block ((uintptr_t) addr, &b, &size))
-    return 0;
-  *base = b;
-  return size;
-}
-
-/* Whether dispatch D has the kernel arguments of device version 3 for
-   TV, TEAMS teams of THREADS wavefronts with ARENA bytes per team and
-   STACK per thread, and the LDS size GROUP.  */
-static bool
-v3_args_are (const struct dispatch *d, void *tv, unsigned teams,
-	     unsigned threads, size_t arena, size_t stack, uint32_t group)
-{
-  if (d->nkargs < 7)
-    {
-      fprintf (stderr, "  (%d kernarg words)\n", d->nkargs);
-      return false;
-    }
-  struct kernargs_v3 k;
-  memcpy (&k, d->kargs, sizeof k);
-  uint64_t base = 0;
-  size_t heap_block = block_size ((uint64_t) k.heap_ptr, &base);
-  bool heap_ok = heap_block >= 4096 + 8 && base == (uint64_t) k.heap_ptr
-		 && *(int64_t *) (uintptr_t) k.heap_ptr + 8
-		    <= (int64_t) heap_block;
-  size_t need = teams * arena + (size_t) teams * threads * stack;
-  size_t eph_block = block_size ((uint64_t) k.arena_ptr, &base);
-  bool eph_ok = base == (uint64_t) k.arena_ptr && eph_block >= need
-		&& (uint64_t) k.stack_ptr == (uint64_t) k.arena_ptr
-					     + teams * arena;
-  bool ok = k.tgt_vars == (int64_t) (uintptr_t) tv && k.unused == 0
-	    && (uint64_t) k.out_ptr == d->p.kernarg_address + V3_OUTPUT
-	    && heap_ok && eph_ok
-	    && k.arena_size_per_team == (int32_t) arena
-	    && k.stack_size_per_thread == (int32_t) stack
-	    && d->p.group_size == group;
-  if (!ok)
-    fprintf (stderr, "  (kernargs %#llx %#llx out %#llx heap %#llx (block"
-	     " %zu) arena %#llx stack %#llx (block %zu, need %zu) sizes %d %d;"
-	     " LDS %u, want %u)\n", (unsigned long long) k.tgt_vars,
-	     (unsigned long long) k.unused, (unsigned long long) k.out_ptr,
-	     (unsigned long long) k.heap_ptr, heap_block,
-	     (unsigned long long) k.arena_ptr, (unsigned long long) k.stack_ptr,
-	     eph_block, need, k.arena_size_per_team, k.stack_size_per_thread,
-	     (unsigned) d->p.group_size, (unsigned) group);
-  return ok;
+  return flagged (d, OK_TGT_GCN_KERNARGS_V3);
 }
 
 static bool
@@ -170,7 +116,9 @@ start (void)
 
 /* Our image marked as GCC 13+'s: every kernel-argument field, for the
    default sizes and the LDS shared out between teams (60 compute units
-   in the fake); the same image unmarked keeps GCC 12's layout.  */
+   in the fake); the same image without the flag (as our mkoffload leaves
+   GCC 12's device code) gets GCC 12's layout, whatever GCC built it: the
+   flag decides, per image.  */
 void
 child_kernargs_v3 (void)
 {
@@ -197,21 +145,22 @@ child_kernargs_v3 (void)
   p_unload_image (0, ours->version, v3);
   free (t);
 
-  t = load (0, our_desc);
+  const struct ok_openmp_target *v2 = flagged (our_desc, 0);
+  t = load (0, v2);
   check ("unmarked image loads", t != NULL);
   if (t != NULL)
     {
       uint64_t extra = 0;
-      const struct ok_tgt_desc *td = target_for (our_desc, 0x906);
+      const struct ok_tgt_desc *td = target_for (v2, agent_arch[0]);
       char kd[160];
       snprintf (kd, sizeof kd, "%s.kd", td->func_names[0]);
       f_symbol (kd, 0, NULL, NULL, NULL, &extra);
       bool ok = run_one (0, (void *) t[0].start, tv, a1, &d)
-		&& d.kargs[2] == d.p.kernarg_address + 40
+		&& d.kargs[2] == d.p.kernarg_address + V2_OUTPUT
 		&& d.p.group_size == (uint32_t) (extra >> 32);
-      check ("GCC 12's device code: output at 40, the kernel's own LDS",
-	     ok);
-      p_unload_image (0, ours->version, our_desc);
+      check ("unmarked, GCC 12's layout: output at 40, the kernel's own"
+	     " LDS", ok);
+      p_unload_image (0, ours->version, v2);
       free (t);
     }
   p_free (0, tv);
@@ -241,10 +190,10 @@ child_kernargs_v3_env (void)
   check ("fini", p_fini_device (0));
 }
 
-/* GCC 13's and 14's own formats (device version 3), made of the GCC 12
-   image's parts: they load, and their kernels get version 3's
-   arguments.  An image claiming indirect functions without their table
-   is refused.  */
+/* GCC 13's and 14's own formats (device version 3), made of the parts
+   of GCC's image (GCC 12's, or 13 to 16's own): they load, and their
+   kernels get version 3's arguments.  An image claiming indirect
+   functions without their table is refused.  */
 void
 child_gcc_v3_images (void)
 {
@@ -258,13 +207,24 @@ child_gcc_v3_images (void)
   const struct ok_host_table *h = gccs->host_table;
   size_t nf = (size_t) (h->funcs_end - h->funcs);
   size_t nv = (size_t) (h->vars_end - h->vars) / 2;
-  const struct gcc13_image *g12 = gccs->target_data;
+  /* From library version 3 (GCC 14) the target data has ind_func_count
+     before the variable count.  */
+  struct gcc14_image g14;
+  if (OK_GOMP_VERSION_LIB (gccs->version) >= 3)
+    g14 = *(const struct gcc14_image *) gccs->target_data;
+  else
+    {
+      const struct gcc13_image *g = gccs->target_data;
+      g14 = (struct gcc14_image) { g->code, g->kernel_count, g->kernels, 0,
+				   g->global_variable_count };
+    }
+  check ("GCC's image: no indirect functions", g14.ind_func_count == 0);
+  struct gcc13_image g13 = { g14.code, g14.kernel_count, g14.kernels,
+			     g14.global_variable_count };
   unsigned v13 = OK_GOMP_VERSION_PACK (2, OK_GCC_DEV_VERSION_GCN_13);
   unsigned v14 = OK_GOMP_VERSION_PACK (3, OK_GCC_DEV_VERSION_GCN_13);
-  struct gcc14_image g14 = { g12->code, g12->kernel_count, g12->kernels, 0,
-			     g12->global_variable_count };
   struct { const char *name; unsigned version; const void *data; } forms[] = {
-    { "GCC 13's format", v13, g12 },
+    { "GCC 13's format", v13, &g13 },
     { "GCC 14's format", v14, &g14 },
   };
   void *tv = p_alloc (0, 64);

@@ -12,8 +12,8 @@
 #include "gcn-arch.h"
 #include "hsa-harness.h"
 
-/* A copy of our descriptor whose gfx906 image is BYTES[0, SIZE), the
-   only target.  */
+/* A copy of our descriptor whose image for device 0's agent is
+   BYTES[0, SIZE), the only target.  */
 struct variant
 {
   struct ok_openmp_target d;
@@ -90,16 +90,30 @@ set_symbol_size (unsigned char *bytes, size_t size, const char *name,
   return changed;
 }
 
+/* V from SRC, its code object's EF_AMDGPU_MACH made MACH.  */
+static void
+relabel (struct variant *v, uint32_t mach)
+{
+  Elf64_Ehdr eh;
+  memcpy (&eh, v->bytes, sizeof eh);
+  eh.e_flags = (eh.e_flags & ~0xffu) | mach;
+  memcpy (v->bytes, &eh, sizeof eh);
+}
+
 void
 test_bad_images (void)
 {
-  const struct ok_tgt_desc *t906 = target_for (our_desc, 0x906);
-  const struct ok_tgt_desc *t900 = target_for (our_desc, 0x900);
+  /* T906 and T900 are the images of device 0's and device 1's agents
+     (gfx906 and gfx900 unless HSA_HARNESS_AGENTS says otherwise).  */
+  const struct ok_tgt_desc *t906 = target_for (our_desc, agent_arch[0]);
+  const struct ok_tgt_desc *t900 = target_for (our_desc, agent_arch[1]);
   if (t906 == NULL || t900 == NULL)
     {
-      check ("bad images: gfx900 and gfx906 images to start from", false);
+      check ("bad images: images for both agents to start from", false);
       return;
     }
+  const char *a0 = agent_name[0], *a1 = agent_name[1];
+  char name[128];
   struct variant v;
 
   variant_init (&v, t906);
@@ -155,25 +169,29 @@ test_bad_images (void)
 	    "extended section numbering", NULL);
   variant_free (&v);
 
-  /* A gfx90a code object (EF_AMDGPU_MACH 0x3f) labelled gfx906: its
-     machine is known, so the plugin refuses it for the gfx906 agent.  */
+  /* A gfx90a code object (EF_AMDGPU_MACH 0x3f; gfx1030's, 0x36, when
+     device 0 is a gfx90a) labelled as device 0's: its machine is known,
+     so the plugin refuses it for device 0's agent.  */
+  bool is90a = agent_arch[0] == 0x90a;
+  const char *other = is90a ? "gfx1030" : "gfx90a";
   variant_init (&v, t906);
-  memcpy (&eh, v.bytes, sizeof eh);
-  eh.e_flags = (eh.e_flags & ~0xffu) | 0x3fu;
-  memcpy (v.bytes, &eh, sizeof eh);
-  bad_load ("gfx90a code object labelled gfx906", 0, &v.d, "gfx90a", NULL);
+  relabel (&v, is90a ? 0x36 : 0x3f);
+  snprintf (name, sizeof name, "%s code object labelled %s", other, a0);
+  bad_load (name, 0, &v.d, other, NULL);
   variant_free (&v);
 
-  /* The gfx900 code object labelled gfx906: the ELF machine decides.  */
+  /* Device 1's code object labelled as device 0's: the ELF machine
+     decides.  */
   variant_init (&v, t900);
-  v.t.arch = 0x906;
-  bad_load ("gfx900 code object labelled gfx906", 0, &v.d, NULL);
+  v.t.arch = agent_arch[0];
+  snprintf (name, sizeof name, "%s code object labelled %s", a1, a0);
+  bad_load (name, 0, &v.d, NULL);
   variant_free (&v);
 
-  /* Only a gfx900 image, on the gfx906 device.  */
+  /* Only device 1's image, on device 0.  */
   variant_init (&v, t900);
-  bad_load ("only a gfx900 image for a gfx906 agent", 0, &v.d, "gfx906",
-	    NULL);
+  snprintf (name, sizeof name, "only a %s image for a %s agent", a1, a0);
+  bad_load (name, 0, &v.d, a0, NULL);
   variant_free (&v);
 
   variant_init (&v, t906);
@@ -264,9 +282,9 @@ test_bad_images (void)
 
 /* ------------------------------------------------------------------ */
 /* Generic targets (GCC 15+'s gfx9-generic...): a code object for one
-   runs on every GPU of its family.  Our gfx906 code object relabelled as
-   gfx9-generic (e_flags machine 0x51, generic version 1) plays one: the
-   fake, as ROCr, loads it on a member agent only.  */
+   runs on every GPU of its family.  Our code object for device 0
+   relabelled as gfx9-generic (e_flags machine 0x51, generic version 1)
+   plays one: the fake, as ROCr, loads it on a member agent only.  */
 
 /* V from T906, made a code object for the generic target of
    EF_AMDGPU_MACH MACH, labelled so in the descriptor.  */
@@ -294,26 +312,34 @@ load_and_unload (int dev, const struct ok_openmp_target *d)
   return p_unload_image (dev, ours->version, d);
 }
 
+/* On a gfx906 and a gfx900 agent, members of gfx9-generic (whatever GPUs
+   the test libraries are built for: GCC 16's are not members).  */
 void
-test_generic_images (void)
+child_generic_images (void)
 {
-  const struct ok_tgt_desc *t906 = target_for (our_desc, 0x906);
-  if (t906 == NULL)
+  check ("2 devices", p_get_num_devices () == 2);
+  check ("init", p_init_device (0) && p_init_device (1));
+  const struct ok_tgt_desc *t0 = target_for (our_desc, agent_arch[0]);
+  if (t0 == NULL)
     {
-      check ("generic targets: a gfx906 image to start from", false);
+      check ("generic targets: an image to start from", false);
       return;
     }
   long bad = bad_calls ();
-  struct variant v;
-  generic_variant (&v, t906, 0x51);
+  struct variant v, exact;
+  generic_variant (&v, t0, 0x51);
   check ("a gfx9-generic image loads on a gfx906 agent",
 	 load_and_unload (0, &v.d));
   check ("a gfx9-generic image loads on a gfx900 agent",
 	 load_and_unload (1, &v.d));
 
   /* The exact architecture first: a broken gfx9-generic image listed
-     before the gfx906 one is never tried on the gfx906 agent.  */
-  struct ok_tgt_desc both[2] = { v.t, *t906 };
+     before a gfx906 one (device 0's code object, a gfx906 one when the
+     libraries are built for it) is never tried on the gfx906 agent.  */
+  variant_init (&exact, t0);
+  relabel (&exact, 0x2f);
+  exact.t.arch = 0x906;
+  struct ok_tgt_desc both[2] = { v.t, exact.t };
   memset (v.bytes, 0, 64);
   v.d.targets = both;
   v.d.num_targets = 2;
@@ -321,15 +347,18 @@ test_generic_images (void)
 	 load_and_unload (0, &v.d));
   bad_load ("a broken gfx9-generic image, the only one for a gfx900 agent",
 	    1, &v.d, NULL);
+  variant_free (&exact);
   variant_free (&v);
 
   /* The ELF machine decides, as for the others.  */
-  generic_variant (&v, t906, 0x53);
+  generic_variant (&v, t0, 0x53);
   v.t.arch = OK_GCN_ARCH_GENERIC | 0x51;
   bad_load ("a gfx10-3-generic code object labelled gfx9-generic", 0, &v.d,
 	    "gfx10-3-generic", "gfx906", NULL);
   variant_free (&v);
   check_no_bad_calls ("generic targets: no invalid runtime call", bad);
+  check ("fini", p_fini_device (0) && p_fini_device (1));
+  check_no_leaks ("after fini");
 }
 
 /* A gfx908 agent is no gfx9-generic member (LLVM's AMDGPUUsage).  */
@@ -338,17 +367,17 @@ child_generic_not_member (void)
 {
   check ("1 device", p_get_num_devices () == 1);
   check ("init", p_init_device (0));
-  const struct ok_tgt_desc *t906 = target_for (our_desc, 0x906);
-  if (t906 != NULL)
+  const struct ok_tgt_desc *t0 = target_for (our_desc, agent_arch[0]);
+  if (t0 != NULL)
     {
       struct variant v;
-      generic_variant (&v, t906, 0x51);
+      generic_variant (&v, t0, 0x51);
       bad_load ("a gfx9-generic image on a gfx908 agent", 0, &v.d,
 		"gfx9-generic", "gfx908", NULL);
       variant_free (&v);
     }
   else
-    check ("a gfx906 image to start from", false);
+    check ("an image to start from", false);
   check ("fini", p_fini_device (0));
   check_no_leaks ("after fini");
 }

@@ -150,7 +150,7 @@ child_kernel_fault (void)
   check ("loads", t != NULL);
   if (t == NULL)
     return;
-  const struct ok_tgt_desc *td = target_for (our_desc, 0x906);
+  const struct ok_tgt_desc *td = target_for (our_desc, agent_arch[0]);
   int e = errors_now ();
   volatile bool fatal;
   void *mem = p_alloc (0, 64);
