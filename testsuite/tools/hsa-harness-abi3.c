@@ -271,10 +271,13 @@ child_gcc_v3_images (void)
 }
 
 /* The map of indirect functions IND.so's image on device 0 got, given
-   HOST: {host, device} pairs and 0, the device addresses those of the
-   table ind_fns (IND_TAB: its table entry).  */
+   HOST (libgomp's host table of them): {host, device} pairs and 0, each
+   device address that of the same function as the host one: ind_fns
+   lists the functions in the same order on the host (HOST_FNS, its
+   contents there) and on the device (IND_TAB: its table entry).  */
 static bool
-ind_map_is (const uint64_t *host, const struct ok_addr_pair *ind_tab)
+ind_map_is (const uint64_t *host, const uint64_t *host_fns,
+	    const struct ok_addr_pair *ind_tab)
 {
   uintptr_t var = 0;
   uint64_t size = 0;
@@ -289,16 +292,48 @@ ind_map_is (const uint64_t *host, const struct ok_addr_pair *ind_tab)
 	       (unsigned long) var, (unsigned long long) map_addr);
       return false;
     }
-  bool ok = map[0] == host[0] && map[1] == dev_fns[0] && map[2] == host[1]
-	    && map[3] == dev_fns[1] && map[4] == 0 && dev_fns[0] != 0
-	    && dev_fns[1] != 0 && dev_fns[0] != dev_fns[1];
+  bool ok = map[4] == 0 && dev_fns[0] != 0 && dev_fns[1] != 0
+	    && dev_fns[0] != dev_fns[1] && host[0] != host[1];
+  for (int k = 0; k < 2; k++)
+    {
+      int j = host_fns[0] == host[k] ? 0 : host_fns[1] == host[k] ? 1 : -1;
+      ok &= j >= 0 && map[2 * k] == host[k] && map[2 * k + 1] == dev_fns[j];
+    }
   if (!ok)
     fprintf (stderr, "  (map %#llx %#llx %#llx %#llx %#llx; device table"
-	     " %#llx %#llx)\n", (unsigned long long) map[0],
-	     (unsigned long long) map[1], (unsigned long long) map[2],
-	     (unsigned long long) map[3], (unsigned long long) map[4],
-	     (unsigned long long) dev_fns[0], (unsigned long long) dev_fns[1]);
+	     " %#llx %#llx; ind_fns on the host %#llx %#llx, host table"
+	     " %#llx %#llx)\n",
+	     (unsigned long long) map[0], (unsigned long long) map[1],
+	     (unsigned long long) map[2], (unsigned long long) map[3],
+	     (unsigned long long) map[4], (unsigned long long) dev_fns[0],
+	     (unsigned long long) dev_fns[1], (unsigned long long) host_fns[0],
+	     (unsigned long long) host_fns[1], (unsigned long long) host[0],
+	     (unsigned long long) host[1]);
   return ok;
+}
+
+/* IND.so's table of host addresses of its indirect functions, as libgomp
+   14 passes it (HOST), and the host's ind_fns (HOST_FNS), the variable
+   of index IV: GCC 14+'s in the 6-word host table (libgcc's
+   __OFFLOAD_TABLE__, words 4 and 5), in the order the compiler gave them
+   (not their order in ind_fns); GCC 12's, made by hand, ind_fns itself.
+   Whether there are two.  */
+static bool
+ind_host_tables (size_t iv, uint64_t host[2], uint64_t host_fns[2])
+{
+  const struct ok_openmp_target *d = inds->target_data;
+  memcpy (host_fns, d->host.vars[2 * iv], 2 * sizeof *host_fns);
+  if (OK_GOMP_VERSION_LIB (inds->version) < 3)
+    {
+      memcpy (host, host_fns, 2 * sizeof *host);
+      return true;
+    }
+  void *const *const *t = inds->host_table;
+  const uint64_t *from = (const uint64_t *) t[4];
+  if ((const uint64_t *) t[5] - from != 2)
+    return false;
+  memcpy (host, from, 2 * sizeof *host);
+  return true;
 }
 
 /* IND.so's descriptor and the index of its variable ind_fns.  */
@@ -334,15 +369,20 @@ child_indirect (void)
   check ("IND.so: the variable ind_fns", iv < nv);
   if (iv >= nv)
     return;
-  uint64_t host_fns[2] = { 0x111000, 0x222000 };
+  uint64_t host_fns[2], host_ind[2];
+  bool tables = ind_host_tables (iv, host_ind, host_fns);
+  check ("IND.so: the host's table of its 2 indirect functions", tables);
+  if (!tables)
+    return;
   struct ok_addr_pair *t = NULL;
-  int n = (p_load_image) (0, inds->version, d, &t, NULL, host_fns);
+  int n = (p_load_image) (0, inds->version, d, &t, NULL, host_ind);
   check ("our image with 2 indirect functions loads",
 	 n == (int) (nf + nv + 1));
   if (n > 0)
     {
       check ("our image: the map {host, device}... 0 in"
-	     " __gomp_indirect_addr_map", ind_map_is (host_fns, &t[nf + iv]));
+	     " __gomp_indirect_addr_map",
+	     ind_map_is (host_ind, host_fns, &t[nf + iv]));
       check ("our image: unloads", p_unload_image (0, inds->version, d));
       free (t);
     }
@@ -355,14 +395,14 @@ child_indirect (void)
     ks[i].name = td->func_names[i];
   struct gcc14_image g14 = { &code, (unsigned) nf, ks, 2, (unsigned) nv };
   unsigned v14 = OK_GOMP_VERSION_PACK (3, OK_GCC_DEV_VERSION_GCN_13);
-  uint64_t host2[2] = { 0x333000, 0x444000 };
   t = NULL;
-  n = (p_load_image) (0, v14, &g14, &t, NULL, host2);
+  n = (p_load_image) (0, v14, &g14, &t, NULL, host_ind);
   check ("GCC 14's format with 2 indirect functions loads",
 	 n == (int) (nf + nv + 1));
   if (n > 0)
     {
-      check ("GCC 14's format: the map", ind_map_is (host2, &t[nf + iv]));
+      check ("GCC 14's format: the map",
+	     ind_map_is (host_ind, host_fns, &t[nf + iv]));
       check ("GCC 14's format: unloads", p_unload_image (0, v14, &g14));
       free (t);
     }
@@ -415,7 +455,12 @@ reverse_offload (int gcc)
   const struct ok_openmp_target *d = marked_v3 (ind_desc (&nf, &nv, &iv));
   struct ok_addr_pair *t = NULL;
   uint64_t *rev = NULL;
-  int n = (p_load_image) (0, inds->version, d, &t, &rev, NULL);
+  /* As a program of that libgomp's GCC registers it: libgomp 13 refuses
+     library version 3 (GCC 14's programs).  */
+  unsigned lib = OK_GOMP_VERSION_LIB (inds->version);
+  unsigned ver = OK_GOMP_VERSION_PACK (gcc == 13 && lib > 2 ? 2 : lib,
+				       OK_GOMP_VERSION_DEV (inds->version));
+  int n = (p_load_image) (0, ver, d, &t, &rev, NULL);
   check ("loads", n == (int) (nf + nv + 1));
   if (n <= 0)
     return;
@@ -477,7 +522,7 @@ reverse_offload (int gcc)
   p_free (0, sizes);
   p_free (0, kinds);
   free (rev);
-  check ("unloads", p_unload_image (0, inds->version, d));
+  check ("unloads", p_unload_image (0, ver, d));
   free (t);
   check ("fini", p_fini_device (0));
   check_no_leaks ("after fini");
