@@ -406,6 +406,18 @@ child_indirect (void)
       check ("GCC 14's format: unloads", p_unload_image (0, v14, &g14));
       free (t);
     }
+  /* Target data counting more than the code object's table holds: the
+     map would come from beyond it.  */
+  g14.ind_func_count = 3;
+  uint64_t host3[3] = { host_ind[0], host_ind[1], host_ind[0] + 64 };
+  t = NULL;
+  int e = errors_now ();
+  n = (p_load_image) (0, v14, &g14, &t, NULL, host3);
+  check ("GCC 14's format counting 3 in a table of 2: refused", n == -1);
+  check ("GCC 14's format counting 3 in a table of 2: says so",
+	 error_says (e, "3 `declare target indirect' functions",
+		     ".offload_ind_func_table", "holds 2", NULL));
+  free (t);
   free (ks);
   check ("fini", p_fini_device (0));
   check_no_leaks ("after fini");
