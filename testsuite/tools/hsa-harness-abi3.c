@@ -6,12 +6,15 @@
    addresses of `declare target indirect' functions to device ones, and
    GCC 13's post reverse-offload requests in the output buffer.
 
-   The only accel compiler here is GCC 12's, so the harness plays the
-   rest: it marks our descriptor's images as GCC 13's mkoffload would
-   (OK_TGT_GCN_KERNARGS_V3), wraps code objects in the target data of GCC
-   13's and 14's mkoffloads, and writes the device's requests into the
-   output buffer while the gate holds the kernel.  IND.so (ind.c) has, by
-   hand, what GCC 14's compiler would give indirect functions: a table in
+   The test libraries hold the device code of the GCC under test (12's,
+   or 14's to 16's); the harness plays what it has not: it marks our
+   descriptor's images as GCC 13's mkoffload would
+   (OK_TGT_GCN_KERNARGS_V3), or clears the mark, to check that the flag
+   decides the layout per image; wraps code objects in the target data
+   of GCC 13's and 14's mkoffloads; and writes the device's requests
+   into the output buffer while the gate holds the kernel.  IND.so
+   (ind.c) has two indirect functions, GCC 14+'s own or, for GCC 12,
+   made by hand as GCC 14's compiler would give them: a table in
    .gnu.offload_ind_funcs and the device variable
    __gomp_indirect_addr_map.  See hsa-harness.h.  */
 

@@ -134,7 +134,8 @@ test_failures (void)
       snprintf (name, sizeof name, "failed %s", spec);
       fail_sym = failures[i].sym;
       fail_nth = failures[i].nth;
-      harness_in_child (name, HARNESS_LIST ("FAKEHSA_FAIL", spec), NULL,
+      harness_in_child (name, HARNESS_LIST ("FAKEHSA_AGENTS", agent_name[0],
+					    "FAKEHSA_FAIL", spec), NULL,
 			child_session_with_failure, false);
     }
 }

@@ -5,10 +5,12 @@
 
    OURS.so and GCCS.so are shared libraries with OpenMP target regions,
    built by offloadkit.gcn/gcn.exp from image.c through our gcn mkoffload
-   (-march=gfx900,gfx906: two real code objects from Debian's amdgcn accel
-   compiler) and through GCC's own (gfx906, GCC's image format); IND.so
-   from ind.c through ours (gfx906), with a hand-made table of indirect
-   functions.  This
+   (for the two GPUs of HSA_HARNESS_AGENTS, gfx906 and gfx900 by default:
+   two real code objects from Debian's amdgcn accel compiler) and through
+   GCC's own (the first GPU, GCC's image format); IND.so from ind.c
+   through ours (the first GPU), with two indirect functions.  The
+   device code is that of the GCC named by HSA_HARNESS_GCC, and the
+   checks expect its kernel-argument layout, decided per image.  This
    program defines GOMP_offload_register_ver, which their constructors
    call when they are dlopened (it is linked with -rdynamic), and so gets
    their real descriptors; it plays libgomp's part for the plugin through
@@ -25,8 +27,8 @@
      hsa-harness-devices.c   device counts and silence without a kernel
 			     driver, without a runtime, without GPU agents;
 			     HSA agents before emulated devices; the image
-			     choice by ISA (gfx900 and gfx906 agents, an ISA
-			     no image has, one GCC 12 cannot build for)
+			     choice by ISA (the two agents, an ISA no image
+			     has, one no GCC can build for)
      hsa-harness-errors.c    each runtime call failed in turn along a whole
 			     session (one clear error from the plugin or a
 			     documented work-around, no crash, nothing
@@ -54,6 +56,7 @@
 			     completions; several host threads on two devices
      hsa-harness-abi3.c      GCC 13+'s device code: kernel arguments of
 			     device version 3 (default and GCN_* sizes),
+			     played on any GCC's by flagging our images;
 			     GCC 13's and 14's image formats, the map of
 			     indirect functions, reverse offload
    The last area finalises the devices, which must wait for a running
