@@ -90,7 +90,7 @@ set_symbol_size (unsigned char *bytes, size_t size, const char *name,
   return changed;
 }
 
-/* V from SRC, its code object's EF_AMDGPU_MACH made MACH.  */
+/* V with its code object's EF_AMDGPU_MACH made MACH.  */
 static void
 relabel (struct variant *v, uint32_t mach)
 {
@@ -103,11 +103,11 @@ relabel (struct variant *v, uint32_t mach)
 void
 test_bad_images (void)
 {
-  /* T906 and T900 are the images of device 0's and device 1's agents
+  /* T0 and T1 are the images of device 0's and device 1's agents
      (gfx906 and gfx900 unless HSA_HARNESS_AGENTS says otherwise).  */
-  const struct ok_tgt_desc *t906 = target_for (our_desc, agent_arch[0]);
-  const struct ok_tgt_desc *t900 = target_for (our_desc, agent_arch[1]);
-  if (t906 == NULL || t900 == NULL)
+  const struct ok_tgt_desc *t0 = target_for (our_desc, agent_arch[0]);
+  const struct ok_tgt_desc *t1 = target_for (our_desc, agent_arch[1]);
+  if (t0 == NULL || t1 == NULL)
     {
       check ("bad images: images for both agents to start from", false);
       return;
@@ -116,36 +116,36 @@ test_bad_images (void)
   char name[128];
   struct variant v;
 
-  variant_init (&v, t906);
+  variant_init (&v, t0);
   v.t.image_end = v.t.image_start + 100;
   bad_load ("truncated code object (100 bytes)", 0, &v.d, NULL);
   v.t.image_end = v.t.image_start + 40;
   bad_load ("truncated code object (40 bytes)", 0, &v.d, NULL);
   variant_free (&v);
 
-  variant_init (&v, t906);
+  variant_init (&v, t0);
   v.bytes[1] = 'X';
   bad_load ("bad ELF magic", 0, &v.d, NULL);
   variant_free (&v);
 
-  variant_init (&v, t906);
+  variant_init (&v, t0);
   v.bytes[4] = 1;			/* ELFCLASS32.  */
   bad_load ("32-bit ELF", 0, &v.d, NULL);
   variant_free (&v);
 
-  variant_init (&v, t906);
+  variant_init (&v, t0);
   v.bytes[18] = 62;			/* e_machine: EM_X86_64.  */
   v.bytes[19] = 0;
   bad_load ("e_machine not EM_AMDGPU", 0, &v.d, NULL);
   variant_free (&v);
 
-  variant_init (&v, t906);
+  variant_init (&v, t0);
   /* e_shoff (offset 40, 8 bytes) far beyond the end.  */
   memset (v.bytes + 40, 0x7f, 6);
   bad_load ("section headers outside the image", 0, &v.d, NULL);
   variant_free (&v);
 
-  variant_init (&v, t906);
+  variant_init (&v, t0);
   /* e_phoff (offset 32) beyond the end.  */
   memset (v.bytes + 32, 0x7f, 6);
   bad_load ("program headers outside the image", 0, &v.d, NULL);
@@ -153,7 +153,7 @@ test_bad_images (void)
 
   /* Header fields the runtime's loader indexes by.  */
   Elf64_Ehdr eh;
-  variant_init (&v, t906);
+  variant_init (&v, t0);
   memcpy (&eh, v.bytes, sizeof eh);
   eh.e_shstrndx = eh.e_shnum + 3;
   memcpy (v.bytes, &eh, sizeof eh);
@@ -161,7 +161,7 @@ test_bad_images (void)
 	    "section name table", NULL);
   variant_free (&v);
 
-  variant_init (&v, t906);
+  variant_init (&v, t0);
   memcpy (&eh, v.bytes, sizeof eh);
   eh.e_shnum = 0;
   memcpy (v.bytes, &eh, sizeof eh);
@@ -174,7 +174,7 @@ test_bad_images (void)
      so the plugin refuses it for device 0's agent.  */
   bool is90a = agent_arch[0] == 0x90a;
   const char *other = is90a ? "gfx1030" : "gfx90a";
-  variant_init (&v, t906);
+  variant_init (&v, t0);
   relabel (&v, is90a ? 0x36 : 0x3f);
   snprintf (name, sizeof name, "%s code object labelled %s", other, a0);
   bad_load (name, 0, &v.d, other, NULL);
@@ -182,41 +182,41 @@ test_bad_images (void)
 
   /* Device 1's code object labelled as device 0's: the ELF machine
      decides.  */
-  variant_init (&v, t900);
+  variant_init (&v, t1);
   v.t.arch = agent_arch[0];
   snprintf (name, sizeof name, "%s code object labelled %s", a1, a0);
   bad_load (name, 0, &v.d, NULL);
   variant_free (&v);
 
   /* Only device 1's image, on device 0.  */
-  variant_init (&v, t900);
+  variant_init (&v, t1);
   snprintf (name, sizeof name, "only a %s image for a %s agent", a1, a0);
   bad_load (name, 0, &v.d, a0, NULL);
   variant_free (&v);
 
-  variant_init (&v, t906);
+  variant_init (&v, t0);
   v.d.magic ^= 1;
   bad_load ("wrong descriptor magic", 0, &v.d, NULL);
   variant_free (&v);
 
-  variant_init (&v, t906);
+  variant_init (&v, t0);
   v.d.desc_version = 99;
   bad_load ("wrong descriptor version", 0, &v.d, NULL);
   variant_free (&v);
 
-  variant_init (&v, t906);
+  variant_init (&v, t0);
   v.t.device_type = OK_GOMP_DEVICE_NVIDIA_PTX;
   v.d.num_targets = 1;
   bad_load ("nvptx device type only", 0, &v.d, NULL);
   variant_free (&v);
 
-  variant_init (&v, t906);
+  variant_init (&v, t0);
   v.t.image_format = OK_IMAGE_PTX;
   bad_load ("PTX image format for a gcn target", 0, &v.d, NULL);
   variant_free (&v);
 
   /* Only OK_TGT_GCN_KERNARGS_V3 is defined.  */
-  variant_init (&v, t906);
+  variant_init (&v, t0);
   v.t.flags = OK_TGT_GCN_KERNARGS_V3 | 0x2;
   bad_load ("image flag 0x2", 0, &v.d, "flags 0x3",
 	    "expected 0 or OK_TGT_GCN_KERNARGS_V3", NULL);
@@ -225,7 +225,7 @@ test_bad_images (void)
   /* A variable whose host size differs from the code object's.  */
   if (nvars > 0)
     {
-      variant_init (&v, t906);
+      variant_init (&v, t0);
       const struct ok_host_table *h = &our_desc->host;
       v.vars = malloc (2 * nvars * sizeof *v.vars);
       memcpy (v.vars, h->vars, 2 * nvars * sizeof *v.vars);
@@ -235,7 +235,7 @@ test_bad_images (void)
       char size[32];
       snprintf (size, sizeof size, "%lu", (unsigned long) (uintptr_t)
 		v.vars[1]);
-      bad_load ("variable size mismatch", 0, &v.d, t906->var_names[0],
+      bad_load ("variable size mismatch", 0, &v.d, t0->var_names[0],
 		size, NULL);
       variant_free (&v);
     }
@@ -245,7 +245,7 @@ test_bad_images (void)
      symbol tables).  */
   if (nvars > 0)
     {
-      variant_init (&v, t906);
+      variant_init (&v, t0);
       size_t size = (size_t) (v.t.image_end - v.t.image_start);
       int renamed = 0;
       for (unsigned char *p = v.bytes;
@@ -257,7 +257,7 @@ test_bad_images (void)
 		"no global symbol", NULL);
       variant_free (&v);
 
-      variant_init (&v, t906);
+      variant_init (&v, t0);
       char need[64];
       snprintf (need, sizeof need, "need %zu bytes", nvars * 16);
       check ("bad images: the variable table's label resized",
@@ -269,9 +269,9 @@ test_bad_images (void)
 
   /* A kernel the code object does not have.  */
   {
-    variant_init (&v, t906);
+    variant_init (&v, t0);
     const char **names = malloc (nfuncs * sizeof *names);
-    memcpy (names, t906->func_names, nfuncs * sizeof *names);
+    memcpy (names, t0->func_names, nfuncs * sizeof *names);
     names[0] = "no_such_kernel";
     v.t.func_names = names;
     bad_load ("missing kernel", 0, &v.d, "no_such_kernel", NULL);
@@ -286,14 +286,14 @@ test_bad_images (void)
    relabelled as gfx9-generic (e_flags machine 0x51, generic version 1)
    plays one: the fake, as ROCr, loads it on a member agent only.  */
 
-/* V from T906, made a code object for the generic target of
+/* V from T0, made a code object for the generic target of
    EF_AMDGPU_MACH MACH, labelled so in the descriptor.  */
 static void
-generic_variant (struct variant *v, const struct ok_tgt_desc *t906,
+generic_variant (struct variant *v, const struct ok_tgt_desc *t0,
 		 uint32_t mach)
 {
   Elf64_Ehdr eh;
-  variant_init (v, t906);
+  variant_init (v, t0);
   memcpy (&eh, v->bytes, sizeof eh);
   eh.e_flags = (eh.e_flags & ~0xff0000ffu) | mach
 	       | (1u << 24);	/* EF_AMDGPU_GENERIC_VERSION 1.  */
