@@ -469,8 +469,8 @@ gcn_load_image (struct ok_device *d, struct ok_image_req *req, void **image)
     goto fail;
   /* Our descriptor has no count of the indirect functions: the device's
      table has as many entries as the host's.  */
-  if (!gcn_map_indirect (dev, img, req->host_ind_fns,
-			 gcn_ind_count (tgt->image_start, image_size))
+  size_t ind_count = gcn_ind_count (tgt->image_start, image_size);
+  if (!gcn_map_indirect (dev, img, req->host_ind_fns, ind_count, ind_count)
       || (req->want_rev_fns
 	  && !gcn_rev_fns (dev, img, req->num_funcs, &req->rev_fns)))
     goto fail;
@@ -609,7 +609,8 @@ gcn_load_gcc_image (struct ok_device *d, struct ok_gcc_image_req *req,
     }
   if (!gcn_trailing (dev, img, &req->trailing, pair))
     goto fail;
-  if (!gcn_map_indirect (dev, img, req->host_ind_fns, desc->ind_func_count)
+  if (!gcn_map_indirect (dev, img, req->host_ind_fns, desc->ind_func_count,
+			 gcn_ind_count (desc->code->image, desc->code->size))
       || (req->want_rev_fns
 	  && !gcn_rev_fns (dev, img, nfuncs, &req->rev_fns)))
     goto fail;

@@ -187,10 +187,11 @@ bool gcn_rev_fns (struct gcn_device *dev, struct gcn_image *img,
 		  size_t nfuncs, uint64_t **rev_fns);
 /* Give IMG's device code the map from HOST_IND_FNS (libgomp's host
    addresses of its COUNT `declare target indirect' functions) to their
-   device addresses (its .offload_ind_func_table).  False after a
-   report.  */
+   device addresses (its .offload_ind_func_table, which holds IN_TABLE of
+   them: gcn_ind_count).  False after a report.  */
 bool gcn_map_indirect (struct gcn_device *dev, struct gcn_image *img,
-		       const uint64_t *host_ind_fns, size_t count);
+		       const uint64_t *host_ind_fns, size_t count,
+		       size_t in_table);
 /* The number of indirect functions of code object IMAGE[0, SIZE) (which
    gcn_elf_check accepted): its table's section size says it.  */
 size_t gcn_ind_count (const unsigned char *image, size_t size);

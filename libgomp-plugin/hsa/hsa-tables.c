@@ -95,7 +95,7 @@ gcn_write_ind_map (struct gcn_device *dev, struct gcn_image *img,
 
 bool
 gcn_map_indirect (struct gcn_device *dev, struct gcn_image *img,
-		  const uint64_t *host_ind_fns, size_t count)
+		  const uint64_t *host_ind_fns, size_t count, size_t in_table)
 {
   if (count == 0)
     return true;
@@ -125,6 +125,17 @@ gcn_map_indirect (struct gcn_device *dev, struct gcn_image *img,
 		    " `declare target indirect' functions but no global"
 		    " symbol %s at their table", count,
 		    GCC_GCN_IND_FUNC_TABLE);
+      return false;
+    }
+  /* GCC's target data counts them; GCC 14+'s code objects have the
+     table, empty when there are none: reading COUNT entries from a
+     shorter one would map what follows it.  */
+  if (in_table < count)
+    {
+      ok_dev_error (&dev->base, "cannot load offload image: it has %zu"
+		    " `declare target indirect' functions but its table %s"
+		    " (section %s) holds %zu", count, GCC_GCN_IND_FUNC_TABLE,
+		    GCC_GCN_IND_FUNC_SECTION, in_table);
       return false;
     }
   uint64_t *dev_fns = malloc (count * sizeof *dev_fns);

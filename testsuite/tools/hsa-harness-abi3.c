@@ -6,12 +6,15 @@
    addresses of `declare target indirect' functions to device ones, and
    GCC 13's post reverse-offload requests in the output buffer.
 
-   The only accel compiler here is GCC 12's, so the harness plays the
-   rest: it marks our descriptor's images as GCC 13's mkoffload would
-   (OK_TGT_GCN_KERNARGS_V3), wraps code objects in the target data of GCC
-   13's and 14's mkoffloads, and writes the device's requests into the
-   output buffer while the gate holds the kernel.  IND.so (ind.c) has, by
-   hand, what GCC 14's compiler would give indirect functions: a table in
+   The test libraries hold the device code of the GCC under test (12's,
+   or 14's to 16's); the harness plays what it has not: it marks our
+   descriptor's images as GCC 13's mkoffload would
+   (OK_TGT_GCN_KERNARGS_V3), or clears the mark, to check that the flag
+   decides the layout per image; wraps code objects in the target data
+   of GCC 13's and 14's mkoffloads; and writes the device's requests
+   into the output buffer while the gate holds the kernel.  IND.so
+   (ind.c) has two indirect functions, GCC 14+'s own or, for GCC 12,
+   made by hand as GCC 14's compiler would give them: a table in
    .gnu.offload_ind_funcs and the device variable
    __gomp_indirect_addr_map.  See hsa-harness.h.  */
 
@@ -22,14 +25,6 @@
 #include <time.h>
 
 #include "hsa-harness.h"
-
-/* GCC 13's struct kernargs_abi.  */
-struct kernargs_v3
-{
-  int64_t tgt_vars, unused, out_ptr, heap_ptr, arena_ptr, stack_ptr;
-  int32_t arena_size_per_team, stack_size_per_thread;
-};
-#define V3_OUTPUT 56
 
 /* GCC's struct output and printf_data (libgomp-gcn.h), our own
    declaration.  */
@@ -88,10 +83,10 @@ struct gcc14_image
 /* The "declare target indirect" test library, or NULL.  */
 const struct reg *inds;
 
-/* D with every image marked as built by GCC 13+ (the copy lives until the
+/* D with the flags of every image set to FLAGS (the copy lives until the
    next call).  */
 static const struct ok_openmp_target *
-marked_v3 (const struct ok_openmp_target *d)
+flagged (const struct ok_openmp_target *d, uint32_t flags)
 {
   static struct ok_tgt_desc targets[4];
   static struct ok_openmp_target copy;
@@ -99,63 +94,17 @@ marked_v3 (const struct ok_openmp_target *d)
   for (uint32_t i = 0; i < d->num_targets && i < 4; i++)
     {
       targets[i] = d->targets[i];
-      targets[i].flags = OK_TGT_GCN_KERNARGS_V3;
+      targets[i].flags = flags;
     }
   copy.targets = targets;
   return &copy;
 }
 
-static size_t
-block_size (uint64_t addr, uint64_t *base)
+/* D with every image marked as built by GCC 13+.  */
+static const struct ok_openmp_target *
+marked_v3 (const struct ok_openmp_target *d)
 {
-  uintptr_t b = 0;
-  size_t size = 0;
-  if (!f_block ((uintptr_t) addr, &b, &size))
-    return 0;
-  *base = b;
-  return size;
-}
-
-/* Whether dispatch D has the kernel arguments of device version 3 for
-   TV, TEAMS teams of THREADS wavefronts with ARENA bytes per team and
-   STACK per thread, and the LDS size GROUP.  */
-static bool
-v3_args_are (const struct dispatch *d, void *tv, unsigned teams,
-	     unsigned threads, size_t arena, size_t stack, uint32_t group)
-{
-  if (d->nkargs < 7)
-    {
-      fprintf (stderr, "  (%d kernarg words)\n", d->nkargs);
-      return false;
-    }
-  struct kernargs_v3 k;
-  memcpy (&k, d->kargs, sizeof k);
-  uint64_t base = 0;
-  size_t heap_block = block_size ((uint64_t) k.heap_ptr, &base);
-  bool heap_ok = heap_block >= 4096 + 8 && base == (uint64_t) k.heap_ptr
-		 && *(int64_t *) (uintptr_t) k.heap_ptr + 8
-		    <= (int64_t) heap_block;
-  size_t need = teams * arena + (size_t) teams * threads * stack;
-  size_t eph_block = block_size ((uint64_t) k.arena_ptr, &base);
-  bool eph_ok = base == (uint64_t) k.arena_ptr && eph_block >= need
-		&& (uint64_t) k.stack_ptr == (uint64_t) k.arena_ptr
-					     + teams * arena;
-  bool ok = k.tgt_vars == (int64_t) (uintptr_t) tv && k.unused == 0
-	    && (uint64_t) k.out_ptr == d->p.kernarg_address + V3_OUTPUT
-	    && heap_ok && eph_ok
-	    && k.arena_size_per_team == (int32_t) arena
-	    && k.stack_size_per_thread == (int32_t) stack
-	    && d->p.group_size == group;
-  if (!ok)
-    fprintf (stderr, "  (kernargs %#llx %#llx out %#llx heap %#llx (block"
-	     " %zu) arena %#llx stack %#llx (block %zu, need %zu) sizes %d %d;"
-	     " LDS %u, want %u)\n", (unsigned long long) k.tgt_vars,
-	     (unsigned long long) k.unused, (unsigned long long) k.out_ptr,
-	     (unsigned long long) k.heap_ptr, heap_block,
-	     (unsigned long long) k.arena_ptr, (unsigned long long) k.stack_ptr,
-	     eph_block, need, k.arena_size_per_team, k.stack_size_per_thread,
-	     (unsigned) d->p.group_size, (unsigned) group);
-  return ok;
+  return flagged (d, OK_TGT_GCN_KERNARGS_V3);
 }
 
 static bool
@@ -170,7 +119,9 @@ start (void)
 
 /* Our image marked as GCC 13+'s: every kernel-argument field, for the
    default sizes and the LDS shared out between teams (60 compute units
-   in the fake); the same image unmarked keeps GCC 12's layout.  */
+   in the fake); the same image without the flag (as our mkoffload leaves
+   GCC 12's device code) gets GCC 12's layout, whatever GCC built it: the
+   flag decides, per image.  */
 void
 child_kernargs_v3 (void)
 {
@@ -197,21 +148,22 @@ child_kernargs_v3 (void)
   p_unload_image (0, ours->version, v3);
   free (t);
 
-  t = load (0, our_desc);
+  const struct ok_openmp_target *v2 = flagged (our_desc, 0);
+  t = load (0, v2);
   check ("unmarked image loads", t != NULL);
   if (t != NULL)
     {
       uint64_t extra = 0;
-      const struct ok_tgt_desc *td = target_for (our_desc, 0x906);
+      const struct ok_tgt_desc *td = target_for (v2, agent_arch[0]);
       char kd[160];
       snprintf (kd, sizeof kd, "%s.kd", td->func_names[0]);
       f_symbol (kd, 0, NULL, NULL, NULL, &extra);
       bool ok = run_one (0, (void *) t[0].start, tv, a1, &d)
-		&& d.kargs[2] == d.p.kernarg_address + 40
+		&& d.kargs[2] == d.p.kernarg_address + V2_OUTPUT
 		&& d.p.group_size == (uint32_t) (extra >> 32);
-      check ("GCC 12's device code: output at 40, the kernel's own LDS",
-	     ok);
-      p_unload_image (0, ours->version, our_desc);
+      check ("unmarked, GCC 12's layout: output at 40, the kernel's own"
+	     " LDS", ok);
+      p_unload_image (0, ours->version, v2);
       free (t);
     }
   p_free (0, tv);
@@ -241,10 +193,10 @@ child_kernargs_v3_env (void)
   check ("fini", p_fini_device (0));
 }
 
-/* GCC 13's and 14's own formats (device version 3), made of the GCC 12
-   image's parts: they load, and their kernels get version 3's
-   arguments.  An image claiming indirect functions without their table
-   is refused.  */
+/* GCC 13's and 14's own formats (device version 3), made of the parts
+   of GCC's image (GCC 12's, or 13 to 16's own): they load, and their
+   kernels get version 3's arguments.  An image claiming indirect
+   functions without their table is refused.  */
 void
 child_gcc_v3_images (void)
 {
@@ -258,13 +210,24 @@ child_gcc_v3_images (void)
   const struct ok_host_table *h = gccs->host_table;
   size_t nf = (size_t) (h->funcs_end - h->funcs);
   size_t nv = (size_t) (h->vars_end - h->vars) / 2;
-  const struct gcc13_image *g12 = gccs->target_data;
+  /* From library version 3 (GCC 14) the target data has ind_func_count
+     before the variable count.  */
+  struct gcc14_image g14;
+  if (OK_GOMP_VERSION_LIB (gccs->version) >= 3)
+    g14 = *(const struct gcc14_image *) gccs->target_data;
+  else
+    {
+      const struct gcc13_image *g = gccs->target_data;
+      g14 = (struct gcc14_image) { g->code, g->kernel_count, g->kernels, 0,
+				   g->global_variable_count };
+    }
+  check ("GCC's image: no indirect functions", g14.ind_func_count == 0);
+  struct gcc13_image g13 = { g14.code, g14.kernel_count, g14.kernels,
+			     g14.global_variable_count };
   unsigned v13 = OK_GOMP_VERSION_PACK (2, OK_GCC_DEV_VERSION_GCN_13);
   unsigned v14 = OK_GOMP_VERSION_PACK (3, OK_GCC_DEV_VERSION_GCN_13);
-  struct gcc14_image g14 = { g12->code, g12->kernel_count, g12->kernels, 0,
-			     g12->global_variable_count };
   struct { const char *name; unsigned version; const void *data; } forms[] = {
-    { "GCC 13's format", v13, g12 },
+    { "GCC 13's format", v13, &g13 },
     { "GCC 14's format", v14, &g14 },
   };
   void *tv = p_alloc (0, 64);
@@ -311,10 +274,13 @@ child_gcc_v3_images (void)
 }
 
 /* The map of indirect functions IND.so's image on device 0 got, given
-   HOST: {host, device} pairs and 0, the device addresses those of the
-   table ind_fns (IND_TAB: its table entry).  */
+   HOST (libgomp's host table of them): {host, device} pairs and 0, each
+   device address that of the same function as the host one: ind_fns
+   lists the functions in the same order on the host (HOST_FNS, its
+   contents there) and on the device (IND_TAB: its table entry).  */
 static bool
-ind_map_is (const uint64_t *host, const struct ok_addr_pair *ind_tab)
+ind_map_is (const uint64_t *host, const uint64_t *host_fns,
+	    const struct ok_addr_pair *ind_tab)
 {
   uintptr_t var = 0;
   uint64_t size = 0;
@@ -329,16 +295,48 @@ ind_map_is (const uint64_t *host, const struct ok_addr_pair *ind_tab)
 	       (unsigned long) var, (unsigned long long) map_addr);
       return false;
     }
-  bool ok = map[0] == host[0] && map[1] == dev_fns[0] && map[2] == host[1]
-	    && map[3] == dev_fns[1] && map[4] == 0 && dev_fns[0] != 0
-	    && dev_fns[1] != 0 && dev_fns[0] != dev_fns[1];
+  bool ok = map[4] == 0 && dev_fns[0] != 0 && dev_fns[1] != 0
+	    && dev_fns[0] != dev_fns[1] && host[0] != host[1];
+  for (int k = 0; k < 2; k++)
+    {
+      int j = host_fns[0] == host[k] ? 0 : host_fns[1] == host[k] ? 1 : -1;
+      ok &= j >= 0 && map[2 * k] == host[k] && map[2 * k + 1] == dev_fns[j];
+    }
   if (!ok)
     fprintf (stderr, "  (map %#llx %#llx %#llx %#llx %#llx; device table"
-	     " %#llx %#llx)\n", (unsigned long long) map[0],
-	     (unsigned long long) map[1], (unsigned long long) map[2],
-	     (unsigned long long) map[3], (unsigned long long) map[4],
-	     (unsigned long long) dev_fns[0], (unsigned long long) dev_fns[1]);
+	     " %#llx %#llx; ind_fns on the host %#llx %#llx, host table"
+	     " %#llx %#llx)\n",
+	     (unsigned long long) map[0], (unsigned long long) map[1],
+	     (unsigned long long) map[2], (unsigned long long) map[3],
+	     (unsigned long long) map[4], (unsigned long long) dev_fns[0],
+	     (unsigned long long) dev_fns[1], (unsigned long long) host_fns[0],
+	     (unsigned long long) host_fns[1], (unsigned long long) host[0],
+	     (unsigned long long) host[1]);
   return ok;
+}
+
+/* IND.so's table of host addresses of its indirect functions, as libgomp
+   14 passes it (HOST), and the host's ind_fns (HOST_FNS), the variable
+   of index IV: GCC 14+'s in the 6-word host table (libgcc's
+   __OFFLOAD_TABLE__, words 4 and 5), in the order the compiler gave them
+   (not their order in ind_fns); GCC 12's, made by hand, ind_fns itself.
+   Whether there are two.  */
+static bool
+ind_host_tables (size_t iv, uint64_t host[2], uint64_t host_fns[2])
+{
+  const struct ok_openmp_target *d = inds->target_data;
+  memcpy (host_fns, d->host.vars[2 * iv], 2 * sizeof *host_fns);
+  if (OK_GOMP_VERSION_LIB (inds->version) < 3)
+    {
+      memcpy (host, host_fns, 2 * sizeof *host);
+      return true;
+    }
+  void *const *const *t = inds->host_table;
+  const uint64_t *from = (const uint64_t *) t[4];
+  if ((const uint64_t *) t[5] - from != 2)
+    return false;
+  memcpy (host, from, 2 * sizeof *host);
+  return true;
 }
 
 /* IND.so's descriptor and the index of its variable ind_fns.  */
@@ -374,15 +372,20 @@ child_indirect (void)
   check ("IND.so: the variable ind_fns", iv < nv);
   if (iv >= nv)
     return;
-  uint64_t host_fns[2] = { 0x111000, 0x222000 };
+  uint64_t host_fns[2], host_ind[2];
+  bool tables = ind_host_tables (iv, host_ind, host_fns);
+  check ("IND.so: the host's table of its 2 indirect functions", tables);
+  if (!tables)
+    return;
   struct ok_addr_pair *t = NULL;
-  int n = (p_load_image) (0, inds->version, d, &t, NULL, host_fns);
+  int n = (p_load_image) (0, inds->version, d, &t, NULL, host_ind);
   check ("our image with 2 indirect functions loads",
 	 n == (int) (nf + nv + 1));
   if (n > 0)
     {
       check ("our image: the map {host, device}... 0 in"
-	     " __gomp_indirect_addr_map", ind_map_is (host_fns, &t[nf + iv]));
+	     " __gomp_indirect_addr_map",
+	     ind_map_is (host_ind, host_fns, &t[nf + iv]));
       check ("our image: unloads", p_unload_image (0, inds->version, d));
       free (t);
     }
@@ -395,17 +398,29 @@ child_indirect (void)
     ks[i].name = td->func_names[i];
   struct gcc14_image g14 = { &code, (unsigned) nf, ks, 2, (unsigned) nv };
   unsigned v14 = OK_GOMP_VERSION_PACK (3, OK_GCC_DEV_VERSION_GCN_13);
-  uint64_t host2[2] = { 0x333000, 0x444000 };
   t = NULL;
-  n = (p_load_image) (0, v14, &g14, &t, NULL, host2);
+  n = (p_load_image) (0, v14, &g14, &t, NULL, host_ind);
   check ("GCC 14's format with 2 indirect functions loads",
 	 n == (int) (nf + nv + 1));
   if (n > 0)
     {
-      check ("GCC 14's format: the map", ind_map_is (host2, &t[nf + iv]));
+      check ("GCC 14's format: the map",
+	     ind_map_is (host_ind, host_fns, &t[nf + iv]));
       check ("GCC 14's format: unloads", p_unload_image (0, v14, &g14));
       free (t);
     }
+  /* Target data counting more than the code object's table holds: the
+     map would come from beyond it.  */
+  g14.ind_func_count = 3;
+  uint64_t host3[3] = { host_ind[0], host_ind[1], host_ind[0] + 64 };
+  t = NULL;
+  int e = errors_now ();
+  n = (p_load_image) (0, v14, &g14, &t, NULL, host3);
+  check ("GCC 14's format counting 3 in a table of 2: refused", n == -1);
+  check ("GCC 14's format counting 3 in a table of 2: says so",
+	 error_says (e, "3 `declare target indirect' functions",
+		     ".offload_ind_func_table", "holds 2", NULL));
+  free (t);
   free (ks);
   check ("fini", p_fini_device (0));
   check_no_leaks ("after fini");
@@ -455,7 +470,12 @@ reverse_offload (int gcc)
   const struct ok_openmp_target *d = marked_v3 (ind_desc (&nf, &nv, &iv));
   struct ok_addr_pair *t = NULL;
   uint64_t *rev = NULL;
-  int n = (p_load_image) (0, inds->version, d, &t, &rev, NULL);
+  /* As a program of that libgomp's GCC registers it: libgomp 13 refuses
+     library version 3 (GCC 14's programs).  */
+  unsigned lib = OK_GOMP_VERSION_LIB (inds->version);
+  unsigned ver = OK_GOMP_VERSION_PACK (gcc == 13 && lib > 2 ? 2 : lib,
+				       OK_GOMP_VERSION_DEV (inds->version));
+  int n = (p_load_image) (0, ver, d, &t, &rev, NULL);
   check ("loads", n == (int) (nf + nv + 1));
   if (n <= 0)
     return;
@@ -517,7 +537,7 @@ reverse_offload (int gcc)
   p_free (0, sizes);
   p_free (0, kinds);
   free (rev);
-  check ("unloads", p_unload_image (0, inds->version, d));
+  check ("unloads", p_unload_image (0, ver, d));
   free (t);
   check ("fini", p_fini_device (0));
   check_no_leaks ("after fini");

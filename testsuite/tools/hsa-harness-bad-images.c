@@ -12,8 +12,8 @@
 #include "gcn-arch.h"
 #include "hsa-harness.h"
 
-/* A copy of our descriptor whose gfx906 image is BYTES[0, SIZE), the
-   only target.  */
+/* A copy of our descriptor whose image for device 0's agent is
+   BYTES[0, SIZE), the only target.  */
 struct variant
 {
   struct ok_openmp_target d;
@@ -90,48 +90,62 @@ set_symbol_size (unsigned char *bytes, size_t size, const char *name,
   return changed;
 }
 
+/* V with its code object's EF_AMDGPU_MACH made MACH.  */
+static void
+relabel (struct variant *v, uint32_t mach)
+{
+  Elf64_Ehdr eh;
+  memcpy (&eh, v->bytes, sizeof eh);
+  eh.e_flags = (eh.e_flags & ~0xffu) | mach;
+  memcpy (v->bytes, &eh, sizeof eh);
+}
+
 void
 test_bad_images (void)
 {
-  const struct ok_tgt_desc *t906 = target_for (our_desc, 0x906);
-  const struct ok_tgt_desc *t900 = target_for (our_desc, 0x900);
-  if (t906 == NULL || t900 == NULL)
+  /* T0 and T1 are the images of device 0's and device 1's agents
+     (gfx906 and gfx900 unless HSA_HARNESS_AGENTS says otherwise).  */
+  const struct ok_tgt_desc *t0 = target_for (our_desc, agent_arch[0]);
+  const struct ok_tgt_desc *t1 = target_for (our_desc, agent_arch[1]);
+  if (t0 == NULL || t1 == NULL)
     {
-      check ("bad images: gfx900 and gfx906 images to start from", false);
+      check ("bad images: images for both agents to start from", false);
       return;
     }
+  const char *a0 = agent_name[0], *a1 = agent_name[1];
+  char name[128];
   struct variant v;
 
-  variant_init (&v, t906);
+  variant_init (&v, t0);
   v.t.image_end = v.t.image_start + 100;
   bad_load ("truncated code object (100 bytes)", 0, &v.d, NULL);
   v.t.image_end = v.t.image_start + 40;
   bad_load ("truncated code object (40 bytes)", 0, &v.d, NULL);
   variant_free (&v);
 
-  variant_init (&v, t906);
+  variant_init (&v, t0);
   v.bytes[1] = 'X';
   bad_load ("bad ELF magic", 0, &v.d, NULL);
   variant_free (&v);
 
-  variant_init (&v, t906);
+  variant_init (&v, t0);
   v.bytes[4] = 1;			/* ELFCLASS32.  */
   bad_load ("32-bit ELF", 0, &v.d, NULL);
   variant_free (&v);
 
-  variant_init (&v, t906);
+  variant_init (&v, t0);
   v.bytes[18] = 62;			/* e_machine: EM_X86_64.  */
   v.bytes[19] = 0;
   bad_load ("e_machine not EM_AMDGPU", 0, &v.d, NULL);
   variant_free (&v);
 
-  variant_init (&v, t906);
+  variant_init (&v, t0);
   /* e_shoff (offset 40, 8 bytes) far beyond the end.  */
   memset (v.bytes + 40, 0x7f, 6);
   bad_load ("section headers outside the image", 0, &v.d, NULL);
   variant_free (&v);
 
-  variant_init (&v, t906);
+  variant_init (&v, t0);
   /* e_phoff (offset 32) beyond the end.  */
   memset (v.bytes + 32, 0x7f, 6);
   bad_load ("program headers outside the image", 0, &v.d, NULL);
@@ -139,7 +153,7 @@ test_bad_images (void)
 
   /* Header fields the runtime's loader indexes by.  */
   Elf64_Ehdr eh;
-  variant_init (&v, t906);
+  variant_init (&v, t0);
   memcpy (&eh, v.bytes, sizeof eh);
   eh.e_shstrndx = eh.e_shnum + 3;
   memcpy (v.bytes, &eh, sizeof eh);
@@ -147,7 +161,7 @@ test_bad_images (void)
 	    "section name table", NULL);
   variant_free (&v);
 
-  variant_init (&v, t906);
+  variant_init (&v, t0);
   memcpy (&eh, v.bytes, sizeof eh);
   eh.e_shnum = 0;
   memcpy (v.bytes, &eh, sizeof eh);
@@ -155,50 +169,54 @@ test_bad_images (void)
 	    "extended section numbering", NULL);
   variant_free (&v);
 
-  /* A gfx90a code object (EF_AMDGPU_MACH 0x3f) labelled gfx906: its
-     machine is known, so the plugin refuses it for the gfx906 agent.  */
-  variant_init (&v, t906);
-  memcpy (&eh, v.bytes, sizeof eh);
-  eh.e_flags = (eh.e_flags & ~0xffu) | 0x3fu;
-  memcpy (v.bytes, &eh, sizeof eh);
-  bad_load ("gfx90a code object labelled gfx906", 0, &v.d, "gfx90a", NULL);
+  /* A gfx90a code object (EF_AMDGPU_MACH 0x3f; gfx1030's, 0x36, when
+     device 0 is a gfx90a) labelled as device 0's: its machine is known,
+     so the plugin refuses it for device 0's agent.  */
+  bool is90a = agent_arch[0] == 0x90a;
+  const char *other = is90a ? "gfx1030" : "gfx90a";
+  variant_init (&v, t0);
+  relabel (&v, is90a ? 0x36 : 0x3f);
+  snprintf (name, sizeof name, "%s code object labelled %s", other, a0);
+  bad_load (name, 0, &v.d, other, NULL);
   variant_free (&v);
 
-  /* The gfx900 code object labelled gfx906: the ELF machine decides.  */
-  variant_init (&v, t900);
-  v.t.arch = 0x906;
-  bad_load ("gfx900 code object labelled gfx906", 0, &v.d, NULL);
+  /* Device 1's code object labelled as device 0's: the ELF machine
+     decides.  */
+  variant_init (&v, t1);
+  v.t.arch = agent_arch[0];
+  snprintf (name, sizeof name, "%s code object labelled %s", a1, a0);
+  bad_load (name, 0, &v.d, NULL);
   variant_free (&v);
 
-  /* Only a gfx900 image, on the gfx906 device.  */
-  variant_init (&v, t900);
-  bad_load ("only a gfx900 image for a gfx906 agent", 0, &v.d, "gfx906",
-	    NULL);
+  /* Only device 1's image, on device 0.  */
+  variant_init (&v, t1);
+  snprintf (name, sizeof name, "only a %s image for a %s agent", a1, a0);
+  bad_load (name, 0, &v.d, a0, NULL);
   variant_free (&v);
 
-  variant_init (&v, t906);
+  variant_init (&v, t0);
   v.d.magic ^= 1;
   bad_load ("wrong descriptor magic", 0, &v.d, NULL);
   variant_free (&v);
 
-  variant_init (&v, t906);
+  variant_init (&v, t0);
   v.d.desc_version = 99;
   bad_load ("wrong descriptor version", 0, &v.d, NULL);
   variant_free (&v);
 
-  variant_init (&v, t906);
+  variant_init (&v, t0);
   v.t.device_type = OK_GOMP_DEVICE_NVIDIA_PTX;
   v.d.num_targets = 1;
   bad_load ("nvptx device type only", 0, &v.d, NULL);
   variant_free (&v);
 
-  variant_init (&v, t906);
+  variant_init (&v, t0);
   v.t.image_format = OK_IMAGE_PTX;
   bad_load ("PTX image format for a gcn target", 0, &v.d, NULL);
   variant_free (&v);
 
   /* Only OK_TGT_GCN_KERNARGS_V3 is defined.  */
-  variant_init (&v, t906);
+  variant_init (&v, t0);
   v.t.flags = OK_TGT_GCN_KERNARGS_V3 | 0x2;
   bad_load ("image flag 0x2", 0, &v.d, "flags 0x3",
 	    "expected 0 or OK_TGT_GCN_KERNARGS_V3", NULL);
@@ -207,7 +225,7 @@ test_bad_images (void)
   /* A variable whose host size differs from the code object's.  */
   if (nvars > 0)
     {
-      variant_init (&v, t906);
+      variant_init (&v, t0);
       const struct ok_host_table *h = &our_desc->host;
       v.vars = malloc (2 * nvars * sizeof *v.vars);
       memcpy (v.vars, h->vars, 2 * nvars * sizeof *v.vars);
@@ -217,7 +235,7 @@ test_bad_images (void)
       char size[32];
       snprintf (size, sizeof size, "%lu", (unsigned long) (uintptr_t)
 		v.vars[1]);
-      bad_load ("variable size mismatch", 0, &v.d, t906->var_names[0],
+      bad_load ("variable size mismatch", 0, &v.d, t0->var_names[0],
 		size, NULL);
       variant_free (&v);
     }
@@ -227,7 +245,7 @@ test_bad_images (void)
      symbol tables).  */
   if (nvars > 0)
     {
-      variant_init (&v, t906);
+      variant_init (&v, t0);
       size_t size = (size_t) (v.t.image_end - v.t.image_start);
       int renamed = 0;
       for (unsigned char *p = v.bytes;
@@ -239,7 +257,7 @@ test_bad_images (void)
 		"no global symbol", NULL);
       variant_free (&v);
 
-      variant_init (&v, t906);
+      variant_init (&v, t0);
       char need[64];
       snprintf (need, sizeof need, "need %zu bytes", nvars * 16);
       check ("bad images: the variable table's label resized",
@@ -251,9 +269,9 @@ test_bad_images (void)
 
   /* A kernel the code object does not have.  */
   {
-    variant_init (&v, t906);
+    variant_init (&v, t0);
     const char **names = malloc (nfuncs * sizeof *names);
-    memcpy (names, t906->func_names, nfuncs * sizeof *names);
+    memcpy (names, t0->func_names, nfuncs * sizeof *names);
     names[0] = "no_such_kernel";
     v.t.func_names = names;
     bad_load ("missing kernel", 0, &v.d, "no_such_kernel", NULL);
@@ -264,18 +282,18 @@ test_bad_images (void)
 
 /* ------------------------------------------------------------------ */
 /* Generic targets (GCC 15+'s gfx9-generic...): a code object for one
-   runs on every GPU of its family.  Our gfx906 code object relabelled as
-   gfx9-generic (e_flags machine 0x51, generic version 1) plays one: the
-   fake, as ROCr, loads it on a member agent only.  */
+   runs on every GPU of its family.  Our code object for device 0
+   relabelled as gfx9-generic (e_flags machine 0x51, generic version 1)
+   plays one: the fake, as ROCr, loads it on a member agent only.  */
 
-/* V from T906, made a code object for the generic target of
+/* V from T0, made a code object for the generic target of
    EF_AMDGPU_MACH MACH, labelled so in the descriptor.  */
 static void
-generic_variant (struct variant *v, const struct ok_tgt_desc *t906,
+generic_variant (struct variant *v, const struct ok_tgt_desc *t0,
 		 uint32_t mach)
 {
   Elf64_Ehdr eh;
-  variant_init (v, t906);
+  variant_init (v, t0);
   memcpy (&eh, v->bytes, sizeof eh);
   eh.e_flags = (eh.e_flags & ~0xff0000ffu) | mach
 	       | (1u << 24);	/* EF_AMDGPU_GENERIC_VERSION 1.  */
@@ -294,26 +312,34 @@ load_and_unload (int dev, const struct ok_openmp_target *d)
   return p_unload_image (dev, ours->version, d);
 }
 
+/* On a gfx906 and a gfx900 agent, members of gfx9-generic (whatever GPUs
+   the test libraries are built for: GCC 16's are not members).  */
 void
-test_generic_images (void)
+child_generic_images (void)
 {
-  const struct ok_tgt_desc *t906 = target_for (our_desc, 0x906);
-  if (t906 == NULL)
+  check ("2 devices", p_get_num_devices () == 2);
+  check ("init", p_init_device (0) && p_init_device (1));
+  const struct ok_tgt_desc *t0 = target_for (our_desc, agent_arch[0]);
+  if (t0 == NULL)
     {
-      check ("generic targets: a gfx906 image to start from", false);
+      check ("generic targets: an image to start from", false);
       return;
     }
   long bad = bad_calls ();
-  struct variant v;
-  generic_variant (&v, t906, 0x51);
+  struct variant v, exact;
+  generic_variant (&v, t0, 0x51);
   check ("a gfx9-generic image loads on a gfx906 agent",
 	 load_and_unload (0, &v.d));
   check ("a gfx9-generic image loads on a gfx900 agent",
 	 load_and_unload (1, &v.d));
 
   /* The exact architecture first: a broken gfx9-generic image listed
-     before the gfx906 one is never tried on the gfx906 agent.  */
-  struct ok_tgt_desc both[2] = { v.t, *t906 };
+     before a gfx906 one (device 0's code object, a gfx906 one when the
+     libraries are built for it) is never tried on the gfx906 agent.  */
+  variant_init (&exact, t0);
+  relabel (&exact, 0x2f);
+  exact.t.arch = 0x906;
+  struct ok_tgt_desc both[2] = { v.t, exact.t };
   memset (v.bytes, 0, 64);
   v.d.targets = both;
   v.d.num_targets = 2;
@@ -321,15 +347,18 @@ test_generic_images (void)
 	 load_and_unload (0, &v.d));
   bad_load ("a broken gfx9-generic image, the only one for a gfx900 agent",
 	    1, &v.d, NULL);
+  variant_free (&exact);
   variant_free (&v);
 
   /* The ELF machine decides, as for the others.  */
-  generic_variant (&v, t906, 0x53);
+  generic_variant (&v, t0, 0x53);
   v.t.arch = OK_GCN_ARCH_GENERIC | 0x51;
   bad_load ("a gfx10-3-generic code object labelled gfx9-generic", 0, &v.d,
 	    "gfx10-3-generic", "gfx906", NULL);
   variant_free (&v);
   check_no_bad_calls ("generic targets: no invalid runtime call", bad);
+  check ("fini", p_fini_device (0) && p_fini_device (1));
+  check_no_leaks ("after fini");
 }
 
 /* A gfx908 agent is no gfx9-generic member (LLVM's AMDGPUUsage).  */
@@ -338,17 +367,17 @@ child_generic_not_member (void)
 {
   check ("1 device", p_get_num_devices () == 1);
   check ("init", p_init_device (0));
-  const struct ok_tgt_desc *t906 = target_for (our_desc, 0x906);
-  if (t906 != NULL)
+  const struct ok_tgt_desc *t0 = target_for (our_desc, agent_arch[0]);
+  if (t0 != NULL)
     {
       struct variant v;
-      generic_variant (&v, t906, 0x51);
+      generic_variant (&v, t0, 0x51);
       bad_load ("a gfx9-generic image on a gfx908 agent", 0, &v.d,
 		"gfx9-generic", "gfx908", NULL);
       variant_free (&v);
     }
   else
-    check ("a gfx906 image to start from", false);
+    check ("an image to start from", false);
   check ("fini", p_fini_device (0));
   check_no_leaks ("after fini");
 }

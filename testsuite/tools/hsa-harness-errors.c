@@ -134,7 +134,8 @@ test_failures (void)
       snprintf (name, sizeof name, "failed %s", spec);
       fail_sym = failures[i].sym;
       fail_nth = failures[i].nth;
-      harness_in_child (name, HARNESS_LIST ("FAKEHSA_FAIL", spec), NULL,
+      harness_in_child (name, HARNESS_LIST ("FAKEHSA_AGENTS", agent_name[0],
+					    "FAKEHSA_FAIL", spec), NULL,
 			child_session_with_failure, false);
     }
 }
@@ -150,7 +151,7 @@ child_kernel_fault (void)
   check ("loads", t != NULL);
   if (t == NULL)
     return;
-  const struct ok_tgt_desc *td = target_for (our_desc, 0x906);
+  const struct ok_tgt_desc *td = target_for (our_desc, agent_arch[0]);
   int e = errors_now ();
   volatile bool fatal;
   void *mem = p_alloc (0, 64);

@@ -103,15 +103,15 @@ test_load (void)
 {
   long bad = bad_calls ();
   tab0 = load (0, our_desc);
-  check ("our image loads on device 0 (gfx906)", tab0 != NULL);
+  checkf (tab0 != NULL, "our image loads on device 0 (%s)", agent_name[0]);
   tab1 = load (1, our_desc);
-  check ("our image loads on device 1 (gfx900)", tab1 != NULL);
+  checkf (tab1 != NULL, "our image loads on device 1 (%s)", agent_name[1]);
   if (tab0 == NULL)
     return;
-  const struct ok_tgt_desc *td = target_for (our_desc, 0x906);
-  check ("the descriptor has a gfx906 image with kernel info",
-	 td != NULL && td->kernel_info != NULL && td->num_funcs == nfuncs
-	 && td->num_vars == nvars);
+  const struct ok_tgt_desc *td = target_for (our_desc, agent_arch[0]);
+  checkf (td != NULL && td->kernel_info != NULL && td->num_funcs == nfuncs
+	  && td->num_vars == nvars,
+	  "the descriptor has a %s image with kernel info", agent_name[0]);
   if (td == NULL)
     return;
   bool funcs_ok = true;
@@ -210,9 +210,15 @@ test_gcc_image (void)
   const struct ok_host_table *h = gccs->host_table;
   size_t nf = (size_t) (h->funcs_end - h->funcs);
   size_t nv = (size_t) (h->vars_end - h->vars) / 2;
-  check ("GCC's image: registered as device version 2",
-	 gccs->type == OK_GOMP_DEVICE_GCN
-	 && (gccs->version & 0xffff) == OK_GCC_DEV_VERSION_GCN);
+  /* GCC 13 made the device version 3 with its device runtime's new
+     kernel arguments; the plugin lays them out by it.  */
+  bool v3 = gcc_major >= 13;
+  unsigned dev_version = v3 ? OK_GCC_DEV_VERSION_GCN_13
+			    : OK_GCC_DEV_VERSION_GCN;
+  checkf (gccs->type == OK_GOMP_DEVICE_GCN
+	  && OK_GOMP_VERSION_DEV (gccs->version) == dev_version,
+	  "GCC's image: registered as device version %u (GCC %d)",
+	  dev_version, gcc_major);
   struct ok_addr_pair *t = harness_load (0, gccs->version, gccs->target_data,
 					 nf + nv + 1);
   check ("GCC's image: loads, one entry per function and variable + 1",
@@ -235,8 +241,21 @@ test_gcc_image (void)
   bool ran = run_one (0, (void *) t[0].start, tv, NULL, &d);
   check ("GCC's image: a kernel runs", ran);
   if (ran)
-    check ("GCC's image: tgt_vars is the first kernel argument",
-	   d.nkargs >= 1 && d.kargs[0] == (uintptr_t) tv);
+    {
+      check ("GCC's image: tgt_vars is the first kernel argument",
+	     d.nkargs >= 1 && d.kargs[0] == (uintptr_t) tv);
+      /* Its kernel arguments in its device version's layout, for the
+	 geometry the launch chose (a kernel needs far less LDS than
+	 64 KiB).  */
+      if (v3)
+	check ("GCC's image: version 3 kernel arguments",
+	       v3_args_are (&d, tv, d.p.grid[0], d.p.wg[2], 64 * 1024,
+			    32 * 1024, v3_lds (d.p.grid[0], 0)));
+      else
+	check ("GCC's image: version 2 kernel arguments, output at 40",
+	       d.nkargs >= 5 && d.kargs[2] == d.p.kernarg_address + V2_OUTPUT
+	       && d.kargs[3] != 0 && d.kargs[4] != 0);
+    }
   p_free (0, tv);
   free (t);
   check ("GCC's image: unload",

@@ -16,8 +16,9 @@
 #include "hsa-harness.h"
 
 /* Device printf's buffer in the kernel arguments, from the exit word on
-   (struct gcn_kernargs_v2 of libgomp-plugin/hsa/hsa-internal.h: GCC 12's
-   layout).  */
+   (GCC 12's struct output of its plugin-gcn.c and GCC 13's of
+   libgomp-gcn.h are the same size; at V2_OUTPUT or V3_OUTPUT by the
+   device code's layout).  */
 struct print_entry
 {
   int written;
@@ -131,10 +132,12 @@ child_print_buffer (void)
   check ("a run", ran);
   if (ran)
     {
-      /* The block the run used, reused by the next.  */
+      /* The block the run used, reused by the next; the buffer where
+	 the image's device code has it.  */
+      bool v3 = tgt_is_v3 (target_for (our_desc, agent_arch[0]));
       struct print_buf *pb
 	= (struct print_buf *) ((unsigned char *) (uintptr_t)
-				d.p.kernarg_address + 40);
+				d.p.kernarg_address + output_offset (v3));
       char out[512];
       bool ok = print_launch (fn, pb, print_late, out, sizeof out);
       if (strcmp (out, "fresh\n") != 0)
@@ -160,8 +163,9 @@ child_print_buffer (void)
    (0xffff0000 | signal << 8 | status after exit or abort; anything else
    after a normal end) decides how the host goes on: exit with the status,
    abort for any signal, or carry on.  The fake runs nothing, so the word
-   is written in the kernel arguments the plugin reuses, while the gate
-   holds the kernel.  Each case in a child of its own.  */
+   is written in the kernel arguments the plugin reuses, where device 1's
+   image's device code has it, while the gate holds the kernel.  Each case
+   in a child of its own.  */
 void
 test_exit_values (void)
 {
@@ -177,6 +181,10 @@ test_exit_values (void)
     { 0xffff0600u, "device abort: abort", true, 0 },
     { 0xcafe0000u, "normal end: the region completes", false, 77 },
   };
+  if (tab1 == NULL)
+    return;
+  unsigned out = output_offset (tgt_is_v3 (target_for (our_desc,
+						       agent_arch[1])));
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     {
       fflush (NULL);
@@ -191,7 +199,7 @@ test_exit_values (void)
 	  f_gate (1);
 	  int token;
 	  p_async_run (1, (void *) tab1[0].start, NULL, NULL, &token);
-	  memcpy (ka + 40, &cases[i].word, 4);
+	  memcpy (ka + out, &cases[i].word, 4);
 	  f_gate (0);
 	  wait_completions (1, 10);
 	  _exit (completions_now () == 1 ? 77 : 91);

@@ -37,6 +37,71 @@ run_one (int dev, void *fn, void *tgt_vars, void **args, struct dispatch *d)
   return get_dispatch (after - 1, d);
 }
 
+/* GCC 13's struct kernargs_abi.  */
+struct kernargs_v3
+{
+  int64_t tgt_vars, unused, out_ptr, heap_ptr, arena_ptr, stack_ptr;
+  int32_t arena_size_per_team, stack_size_per_thread;
+};
+
+static size_t
+block_size (uint64_t addr, uint64_t *base)
+{
+  uintptr_t b = 0;
+  size_t size = 0;
+  if (!f_block ((uintptr_t) addr, &b, &size))
+    return 0;
+  *base = b;
+  return size;
+}
+
+bool
+v3_args_are (const struct dispatch *d, void *tv, unsigned teams,
+	     unsigned threads, size_t arena, size_t stack, uint32_t group)
+{
+  if (d->nkargs < 7)
+    {
+      fprintf (stderr, "  (%d kernarg words)\n", d->nkargs);
+      return false;
+    }
+  struct kernargs_v3 k;
+  memcpy (&k, d->kargs, sizeof k);
+  uint64_t base = 0;
+  size_t heap_block = block_size ((uint64_t) k.heap_ptr, &base);
+  bool heap_ok = heap_block >= 4096 + 8 && base == (uint64_t) k.heap_ptr
+		 && *(int64_t *) (uintptr_t) k.heap_ptr + 8
+		    <= (int64_t) heap_block;
+  size_t need = teams * arena + (size_t) teams * threads * stack;
+  size_t eph_block = block_size ((uint64_t) k.arena_ptr, &base);
+  bool eph_ok = base == (uint64_t) k.arena_ptr && eph_block >= need
+		&& (uint64_t) k.stack_ptr == (uint64_t) k.arena_ptr
+					     + teams * arena;
+  bool ok = k.tgt_vars == (int64_t) (uintptr_t) tv && k.unused == 0
+	    && (uint64_t) k.out_ptr == d->p.kernarg_address + V3_OUTPUT
+	    && heap_ok && eph_ok
+	    && k.arena_size_per_team == (int32_t) arena
+	    && k.stack_size_per_thread == (int32_t) stack
+	    && d->p.group_size == group;
+  if (!ok)
+    fprintf (stderr, "  (kernargs %#llx %#llx out %#llx heap %#llx (block"
+	     " %zu) arena %#llx stack %#llx (block %zu, need %zu) sizes %d %d;"
+	     " LDS %u, want %u)\n", (unsigned long long) k.tgt_vars,
+	     (unsigned long long) k.unused, (unsigned long long) k.out_ptr,
+	     (unsigned long long) k.heap_ptr, heap_block,
+	     (unsigned long long) k.arena_ptr, (unsigned long long) k.stack_ptr,
+	     eph_block, need, k.arena_size_per_team, k.stack_size_per_thread,
+	     (unsigned) d->p.group_size, (unsigned) group);
+  return ok;
+}
+
+uint32_t
+v3_lds (unsigned teams, uint32_t own)
+{
+  unsigned per_cu = teams / 60;
+  uint32_t lds = per_cu ? 65536 / per_cu : 65536;
+  return own > lds ? own : lds;
+}
+
 static bool
 geometry_is (const struct dispatch *d, unsigned teams, unsigned threads)
 {
@@ -82,7 +147,8 @@ test_launch (void)
       return;
     }
   long bad = bad_calls ();
-  const struct ok_tgt_desc *td = target_for (our_desc, 0x906);
+  const struct ok_tgt_desc *td = target_for (our_desc, agent_arch[0]);
+  bool v3 = tgt_is_v3 (td);
   void *tv = p_alloc (0, 64);
   struct dispatch d;
   for (size_t k = 0; k < nfuncs; k++)
@@ -98,12 +164,17 @@ test_launch (void)
       f_symbol (want, 0, &obj, &priv, NULL, &extra);
       checkf (strcmp (d.kernel, want) == 0 && d.p.kernel_object == obj,
 	      "kernel %zu: the kernel object of %.100s", k, want);
+      /* GCC 13+'s device code gets more LDS than the kernel's own: GCC
+	 14+'s runtime keeps its team data and low-latency heap there.  */
+      uint32_t own_lds = (uint32_t) (extra >> 32);
       checkf (d.p.private_size == priv
-	      && d.p.group_size == (uint32_t) (extra >> 32),
-	      "kernel %zu: segment sizes of its descriptor", k);
+	      && d.p.group_size == (v3 ? v3_lds (d.p.grid[0], own_lds)
+				       : own_lds),
+	      "kernel %zu: segment sizes of its descriptor%s", k,
+	      v3 ? ", the LDS shared out between teams" : "");
       const struct ok_kernel_info *ki = &td->kernel_info[k];
       checkf (ki->private_segment_size == priv
-	      && ki->group_segment_size == (uint32_t) (extra >> 32)
+	      && ki->group_segment_size == own_lds
 	      && ki->kernarg_size == (uint32_t) extra && ki->vgprs > 0
 	      && ki->sgprs > 0,
 	      "kernel %zu: mkoffload's kernel info agrees with the code"
@@ -112,17 +183,24 @@ test_launch (void)
 	      && d.p.completion_signal != 0,
 	      "kernel %zu: a kernel-dispatch packet, 3 dimensions, a"
 	      " completion signal", k);
-      checkf (d.nkargs >= 5 && d.kargs[0] == (uintptr_t) tv
-	      && d.kargs[2] == d.p.kernarg_address + 40 && d.kargs[3] != 0
-	      && d.kargs[4] != 0,
-	      "kernel %zu: kernargs: tgt_vars, then the output, heap and"
-	      " arena pointers", k);
+      if (v3)
+	checkf (v3_args_are (&d, tv, d.p.grid[0], d.p.wg[2], 64 * 1024,
+			     32 * 1024, v3_lds (d.p.grid[0], own_lds)),
+		"kernel %zu: version 3 kernargs: tgt_vars, then the output,"
+		" heap, arena and stack pointers and sizes", k);
+      else
+	checkf (d.nkargs >= 5 && d.kargs[0] == (uintptr_t) tv
+		&& d.kargs[2] == d.p.kernarg_address + V2_OUTPUT
+		&& d.kargs[3] != 0 && d.kargs[4] != 0,
+		"kernel %zu: version 2 kernargs: tgt_vars, then the output,"
+		" heap and arena pointers", k);
     }
   /* Geometry: one work-group per team, 64 lanes by one wavefront per
      thread.  The fake's agents have 60 compute units.  */
   void *fn = (void *) tab0[0].start;
-  check ("defaults on gfx906: 60 teams (one per CU), 16 wavefronts",
-	 run_one (0, fn, tv, NULL, &d) && geometry_is (&d, 60, 16));
+  checkf (run_one (0, fn, tv, NULL, &d) && geometry_is (&d, 60, 16),
+	  "defaults on %s: 60 teams (one per CU), 16 wavefronts",
+	  agent_name[0]);
   void *a1[] = { ARG_TEAMS (3), ARG_LIMIT (2), NULL };
   check ("num_teams 3, thread_limit 2",
 	 run_one (0, fn, tv, a1, &d) && geometry_is (&d, 3, 2));
@@ -135,9 +213,12 @@ test_launch (void)
   void *a4[] = { ARG_LIMIT (1), NULL };
   check ("thread_limit 1: one wavefront",
 	 run_one (0, fn, tv, a4, &d) && geometry_is (&d, 60, 1));
-  check ("defaults on gfx900: 4 wavefronts (GCC's gfx900 workaround)",
-	 run_one (1, (void *) tab1[0].start, tv, NULL, &d)
-	 && geometry_is (&d, 60, 4) && d.agent == 1);
+  /* GCC's plugin gives a gfx900 agent 4 wavefronts by default.  */
+  unsigned waves1 = agent_arch[1] == 0x900 ? 4 : 16;
+  checkf (run_one (1, (void *) tab1[0].start, tv, NULL, &d)
+	  && geometry_is (&d, 60, waves1) && d.agent == 1,
+	  "defaults on %s: %u wavefronts%s", agent_name[1], waves1,
+	  waves1 == 4 ? " (GCC's gfx900 workaround)" : "");
   /* The arena holds a slice per team; it must have grown for more.  */
   void *a5[] = { ARG_TEAMS (200), ARG_LIMIT (1), NULL };
   check ("num_teams 200",

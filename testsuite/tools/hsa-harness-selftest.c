@@ -61,26 +61,32 @@ child_fake_selftest (void)
   check ("freeing what was not allocated is refused",
 	 hsa ("hsa_memory_free") (buf) != 0 && bad_calls () == bad + 2);
 
-  /* A gfx900 code object on the gfx906 agent.  */
-  const struct ok_tgt_desc *t900 = target_for (our_desc, 0x900);
-  const struct ok_tgt_desc *t906 = target_for (our_desc, 0x906);
-  uint64_t exe = 0, reader = 0, reader906 = 0;
+  /* Device 1's code object on device 0's agent (gfx900 and gfx906 unless
+     HSA_HARNESS_AGENTS says otherwise).  */
+  const struct ok_tgt_desc *t1 = target_for (our_desc, agent_arch[1]);
+  const struct ok_tgt_desc *t0 = target_for (our_desc, agent_arch[0]);
+  if (t1 == NULL || t0 == NULL)
+    {
+      check ("images for both agents", false);
+      return;
+    }
+  uint64_t exe = 0, reader = 0, reader0 = 0;
   hsa ("hsa_executable_create_alt") (0, 0, NULL, &exe);
   hsa ("hsa_code_object_reader_create_from_memory")
-    (t900->image_start, (size_t) (t900->image_end - t900->image_start),
+    (t1->image_start, (size_t) (t1->image_end - t1->image_start),
      &reader);
-  check ("a gfx900 code object on a gfx906 agent: "
-	 "HSA_STATUS_ERROR_INVALID_ISA",
-	 hsa ("hsa_executable_load_agent_code_object") (exe, gpu, reader,
-							NULL, NULL)
-	 == 0x100f);
+  checkf (hsa ("hsa_executable_load_agent_code_object") (exe, gpu, reader,
+							 NULL, NULL)
+	  == 0x100f,
+	  "a %s code object on a %s agent: HSA_STATUS_ERROR_INVALID_ISA",
+	  agent_name[1], agent_name[0]);
   hsa ("hsa_code_object_reader_create_from_memory")
-    (t906->image_start, (size_t) (t906->image_end - t906->image_start),
-     &reader906);
-  check ("the gfx906 one loads",
-	 hsa ("hsa_executable_load_agent_code_object") (exe, gpu, reader906,
-							NULL, NULL) == 0
-	 && hsa ("hsa_executable_freeze") (exe, NULL) == 0);
+    (t0->image_start, (size_t) (t0->image_end - t0->image_start),
+     &reader0);
+  checkf (hsa ("hsa_executable_load_agent_code_object") (exe, gpu, reader0,
+							 NULL, NULL) == 0
+	  && hsa ("hsa_executable_freeze") (exe, NULL) == 0,
+	  "the %s one loads", agent_name[0]);
   uint64_t vsym = 0;
   check ("a static variable's local symbol is not found by name",
 	 hsa ("hsa_executable_get_symbol_by_name") (exe, "hidden", &gpu,
@@ -89,7 +95,7 @@ child_fake_selftest (void)
 	 hsa ("hsa_executable_get_symbol_by_name") (exe, ".offload_var_table",
 						    &gpu, &vsym) == 0);
   char kd[160];
-  snprintf (kd, sizeof kd, "%s.kd", t906->func_names[0]);
+  snprintf (kd, sizeof kd, "%s.kd", t0->func_names[0]);
   uintptr_t obj = 0;
   uint64_t priv = 0, extra = 0;
   check ("its kernel has a descriptor",
@@ -149,7 +155,7 @@ child_fake_selftest (void)
   hsa ("hsa_queue_destroy") (queue);
   hsa ("hsa_executable_destroy") (exe);
   hsa ("hsa_code_object_reader_destroy") (reader);
-  hsa ("hsa_code_object_reader_destroy") (reader906);
+  hsa ("hsa_code_object_reader_destroy") (reader0);
   hsa ("hsa_memory_free") (karg);
   hsa ("hsa_memory_free") (mem);
   check_no_leaks ("the fake after cleanup");

@@ -11,6 +11,11 @@
 #include "hsa-harness.h"
 
 const char *plugin_path;
+char agent_name[2][16] = { "gfx906", "gfx900" };
+uint32_t agent_arch[2] = { 0x906, 0x900 };
+char agent_list[40] = "gfx906,gfx900";
+char other_agent[16] = "gfx908";
+int gcc_major = 12;
 int (*f_dispatch_count) (void);
 int (*f_block) (uintptr_t, uintptr_t *, size_t *);
 int (*f_dispatch_info) (int, void *, int *, char *, size_t, void *, size_t);
@@ -64,9 +69,59 @@ register_library (const char *path)
 }
 
 /* ------------------------------------------------------------------ */
+/* The GPUs and the GCC of the test libraries.  */
+
+/* AGENT_NAME, AGENT_ARCH, AGENT_LIST and OTHER_AGENT from
+   HSA_HARNESS_AGENTS ("gfxA,gfxB", two GFX9 GPUs named by their gfx
+   number), GCC_MAJOR from HSA_HARNESS_GCC; whether they are valid.  */
+static bool
+read_settings (void)
+{
+  const char *agents = getenv ("HSA_HARNESS_AGENTS");
+  if (agents != NULL)
+    {
+      char a[2][16];
+      if (sscanf (agents, "%15[^,],%15s", a[0], a[1]) != 2)
+	return false;
+      for (int i = 0; i < 2; i++)
+	{
+	  char *end;
+	  unsigned long arch = strtoul (a[i] + 3, &end, 16);
+	  if (strncmp (a[i], "gfx", 3) != 0 || *end != '\0' || arch < 0x900
+	      || arch > 0x90f)
+	    return false;
+	  strcpy (agent_name[i], a[i]);
+	  agent_arch[i] = (uint32_t) arch;
+	}
+      if (agent_arch[0] == agent_arch[1])
+	return false;
+      snprintf (agent_list, sizeof agent_list, "%s,%s", a[0], a[1]);
+    }
+  /* An agent for which the test libraries have no code object.  */
+  strcpy (other_agent, agent_arch[0] != 0x908 && agent_arch[1] != 0x908
+		       ? "gfx908" : "gfx906");
+  const char *gcc = getenv ("HSA_HARNESS_GCC");
+  if (gcc != NULL)
+    gcc_major = atoi (gcc);
+  return gcc_major >= 12;
+}
+
+bool
+tgt_is_v3 (const struct ok_tgt_desc *td)
+{
+  return (td->flags & OK_TGT_GCN_KERNARGS_V3) != 0;
+}
+
+unsigned
+output_offset (bool v3)
+{
+  return v3 ? V3_OUTPUT : V2_OUTPUT;
+}
+
+/* ------------------------------------------------------------------ */
 /* The session.  */
 
-/* The main process: devices 0 (gfx906) and 1 (gfx900).  */
+/* The main process: devices 0 and 1 (agent_name).  */
 static void
 test_devices (void)
 {
@@ -104,6 +159,13 @@ main (int argc, char **argv)
 	       " [GCCS.so|- [IND.so]]\n", argv[0]);
       return 2;
     }
+  if (!read_settings ())
+    {
+      fprintf (stderr, "%s: HSA_HARNESS_AGENTS must be two distinct GFX9"
+	       " GPUs (gfx906,gfx900) and HSA_HARNESS_GCC a GCC version\n",
+	       argv[0]);
+      return 2;
+    }
   standin_init ("hsa-harness");
   standin_verbose = getenv ("HARNESS_VERBOSE") != NULL;
   plugin_path = argv[1];
@@ -121,17 +183,29 @@ main (int argc, char **argv)
 	 describe_ours () && ours->type == OK_GOMP_DEVICE_GCN);
   if (our_desc == NULL)
     return check_summary ();
-  check ("our descriptor: a gfx900 and a gfx906 image",
-	 our_desc->num_targets == 2 && target_for (our_desc, 0x900) != NULL
-	 && target_for (our_desc, 0x906) != NULL);
+  checkf (our_desc->num_targets == 2
+	  && target_for (our_desc, agent_arch[0]) != NULL
+	  && target_for (our_desc, agent_arch[1]) != NULL,
+	  "our descriptor: a %s and a %s image", agent_name[0],
+	  agent_name[1]);
+  /* Our mkoffload marks the device code of GCC 13 and later.  */
+  bool marked = true;
+  for (uint32_t i = 0; i < our_desc->num_targets; i++)
+    marked &= tgt_is_v3 (&our_desc->targets[i]) == (gcc_major >= 13);
+  checkf (marked, "our descriptor: every image %s for GCC %d's device code",
+	  gcc_major >= 13 ? "flagged OK_TGT_GCN_KERNARGS_V3" : "unflagged",
+	  gcc_major);
   if (gccs_path != NULL)
     gccs = register_library (gccs_path);
   if (inds_path != NULL)
     {
       inds = register_library (inds_path);
-      check ("IND.so registered one descriptor with one gfx906 image",
-	     inds != NULL && ((const struct ok_openmp_target *)
-			      inds->target_data)->num_targets == 1);
+      checkf (inds != NULL
+	      && ((const struct ok_openmp_target *)
+		  inds->target_data)->num_targets == 1
+	      && target_for (inds->target_data, agent_arch[0]) != NULL,
+	      "IND.so registered one descriptor with one %s image",
+	      agent_name[0]);
     }
 
   static const struct harness_sym syms[] = {
@@ -145,7 +219,7 @@ main (int argc, char **argv)
     .fake_prefix = "fakehsa", .fake_syms = syms, .fake_who = "runtime",
     .leak_kinds = HARNESS_LIST ("mem", "code", "executable", "reader",
 			       "queue", "signal"),
-    .env = HARNESS_LIST ("FAKEHSA_AGENTS", "gfx906,gfx900"),
+    .env = HARNESS_LIST ("FAKEHSA_AGENTS", agent_list),
   };
   /* Device counts and errors with a fresh plugin each, then the main
      process.  */
@@ -162,11 +236,11 @@ main (int argc, char **argv)
     HARNESS_NAMED_LIBRARY_AREAS ("OFFLOADKIT_HSA_LIBRARY"),
     { AREA_CHILD ("hsa_init fails", child_init_fails,
 		  HARNESS_LIST ("FAKEHSA_FAIL", "hsa_init"), false) },
-    { AREA_CHILD ("gfx906 + gfx900 + 1 emulated", child_two_and_emulated,
-		  HARNESS_LIST ("FAKEHSA_AGENTS", "gfx906,gfx900",
+    { AREA_CHILD ("two GPUs + 1 emulated", child_two_and_emulated,
+		  HARNESS_LIST ("FAKEHSA_AGENTS", agent_list,
 			       "OFFLOADKIT_EMULATE", "1"), true) },
-    { AREA_CHILD ("gfx908 agent", child_no_matching_isa,
-		  HARNESS_LIST ("FAKEHSA_AGENTS", "gfx908"), false) },
+    { AREA_CHILD ("a GPU without a code object", child_no_matching_isa,
+		  HARNESS_LIST ("FAKEHSA_AGENTS", other_agent), false) },
     { AREA_CHILD ("gfx1010 agent", child_unbuildable_isa,
 		  HARNESS_LIST ("FAKEHSA_AGENTS", "gfx1010"), false) },
     { AREA_CHILD ("gfx1031 agent", child_generic_advice,
@@ -174,38 +248,42 @@ main (int argc, char **argv)
     { AREA_CHILD ("gfx908 agent, gfx9-generic image",
 		  child_generic_not_member,
 		  HARNESS_LIST ("FAKEHSA_AGENTS", "gfx908"), false) },
+    { AREA_CHILD ("generic targets", child_generic_images,
+		  HARNESS_LIST ("FAKEHSA_AGENTS", "gfx906,gfx900"), true) },
     { AREA_UNLOADED ("failed runtime calls", test_failures) },
     { AREA_CHILD ("a kernel faults", child_kernel_fault,
-		  HARNESS_LIST ("FAKEHSA_FAIL", "kernel_dispatch@2"), false) },
-    { AREA_CHILD ("print buffer", child_print_buffer, NULL, true) },
-    { AREA_CHILD ("the fake", child_fake_selftest, NULL, true) },
+		  HARNESS_LIST ("FAKEHSA_AGENTS", agent_name[0],
+			       "FAKEHSA_FAIL", "kernel_dispatch@2"), false) },
+    { AREA_CHILD ("print buffer", child_print_buffer,
+		  HARNESS_LIST ("FAKEHSA_AGENTS", agent_name[0]), true) },
+    { AREA_CHILD ("the fake", child_fake_selftest,
+		  HARNESS_LIST ("FAKEHSA_AGENTS", agent_name[0]), true) },
     { AREA_CHILD ("loaded by libgomp 14", child_libgomp14,
-		  HARNESS_LIST ("FAKEHSA_AGENTS", "gfx906,gfx900"), true) },
+		  HARNESS_LIST ("FAKEHSA_AGENTS", agent_list), true) },
     { AREA_CHILD ("kernel arguments v3", child_kernargs_v3,
-		  HARNESS_LIST ("FAKEHSA_AGENTS", "gfx906"), true) },
+		  HARNESS_LIST ("FAKEHSA_AGENTS", agent_name[0]), true) },
     { AREA_CHILD ("kernel arguments v3, GCN_* sizes", child_kernargs_v3_env,
-		  HARNESS_LIST ("FAKEHSA_AGENTS", "gfx906",
+		  HARNESS_LIST ("FAKEHSA_AGENTS", agent_name[0],
 			       "GCN_TEAM_ARENA_SIZE", "8192",
 			       "GCN_STACK_SIZE", "4096",
 			       "GOMP_GCN_LOWLAT_POOL", "1000"), true) },
     { AREA_CHILD ("GCC 13 and 14 images", child_gcc_v3_images,
-		  HARNESS_LIST ("FAKEHSA_AGENTS", "gfx906"), true) },
+		  HARNESS_LIST ("FAKEHSA_AGENTS", agent_name[0]), true) },
     { AREA_CHILD ("indirect functions", child_indirect,
-		  HARNESS_LIST ("FAKEHSA_AGENTS", "gfx906"), true) },
+		  HARNESS_LIST ("FAKEHSA_AGENTS", agent_name[0]), true) },
     { AREA_CHILD ("reverse offload, libgomp 13", child_reverse_offload_13,
-		  HARNESS_LIST ("FAKEHSA_AGENTS", "gfx906,gfx900"), true) },
+		  HARNESS_LIST ("FAKEHSA_AGENTS", agent_list), true) },
     { AREA_CHILD ("reverse offload, libgomp 14", child_reverse_offload_14,
-		  HARNESS_LIST ("FAKEHSA_AGENTS", "gfx906,gfx900"), true) },
+		  HARNESS_LIST ("FAKEHSA_AGENTS", agent_list), true) },
     { AREA_CHILD ("requires unified_address", child_requires_ua,
-		  HARNESS_LIST ("FAKEHSA_AGENTS", "gfx906,gfx900"), true) },
+		  HARNESS_LIST ("FAKEHSA_AGENTS", agent_list), true) },
     { AREA_CHILD ("requires unified_address, 1 emulated",
 		  child_requires_ua_emulated,
-		  HARNESS_LIST ("FAKEHSA_AGENTS", "gfx906,gfx900",
+		  HARNESS_LIST ("FAKEHSA_AGENTS", agent_list,
 			       "OFFLOADKIT_EMULATE", "1"), true) },
     { AREA_LOADED ("devices", test_devices) },
     { AREA_LOADED ("images", test_load) },
     { AREA_LOADED ("refused images", test_bad_images) },
-    { AREA_LOADED ("generic targets", test_generic_images) },
     { AREA_LOADED ("GCC's image format", test_gcc_image) },
     { AREA_LOADED ("memory", test_memory) },
     { AREA_LOADED ("libgomp 15 and 16's entry points", test_entries) },

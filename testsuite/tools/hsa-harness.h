@@ -5,10 +5,12 @@
 
    OURS.so and GCCS.so are shared libraries with OpenMP target regions,
    built by offloadkit.gcn/gcn.exp from image.c through our gcn mkoffload
-   (-march=gfx900,gfx906: two real code objects from Debian's amdgcn accel
-   compiler) and through GCC's own (gfx906, GCC's image format); IND.so
-   from ind.c through ours (gfx906), with a hand-made table of indirect
-   functions.  This
+   (for the two GPUs of HSA_HARNESS_AGENTS, gfx906 and gfx900 by default:
+   two real code objects from Debian's amdgcn accel compiler) and through
+   GCC's own (the first GPU, GCC's image format); IND.so from ind.c
+   through ours (the first GPU), with two indirect functions.  The
+   device code is that of the GCC named by HSA_HARNESS_GCC, and the
+   checks expect its kernel-argument layout, decided per image.  This
    program defines GOMP_offload_register_ver, which their constructors
    call when they are dlopened (it is linked with -rdynamic), and so gets
    their real descriptors; it plays libgomp's part for the plugin through
@@ -25,8 +27,8 @@
      hsa-harness-devices.c   device counts and silence without a kernel
 			     driver, without a runtime, without GPU agents;
 			     HSA agents before emulated devices; the image
-			     choice by ISA (gfx900 and gfx906 agents, an ISA
-			     no image has, one GCC 12 cannot build for)
+			     choice by ISA (the two agents, an ISA no image
+			     has, one no GCC can build for)
      hsa-harness-errors.c    each runtime call failed in turn along a whole
 			     session (one clear error from the plugin or a
 			     documented work-around, no crash, nothing
@@ -54,6 +56,7 @@
 			     completions; several host threads on two devices
      hsa-harness-abi3.c      GCC 13+'s device code: kernel arguments of
 			     device version 3 (default and GCN_* sizes),
+			     played on any GCC's by flagging our images;
 			     GCC 13's and 14's image formats, the map of
 			     indirect functions, reverse offload
    The last area finalises the devices, which must wait for a running
@@ -79,6 +82,33 @@
 #pragma GCC visibility push(hidden)
 
 extern const char *plugin_path;
+
+/* The fake's agents on the main process's devices 0 and 1 (and so the
+   GPUs the test libraries are built for): HSA_HARNESS_AGENTS, gfx906 and
+   gfx900 by default (GCC 16's Debian package links neither, and gcn.exp
+   then names gfx90a and gfx908), with their arch numbers (0x906) and as
+   FAKEHSA_AGENTS lists them; OTHER_AGENT, one they have no code object
+   for.  GCC_MAJOR: the GCC that built the test libraries
+   (HSA_HARNESS_GCC, 12 by default), whose device code they hold.  */
+extern char agent_name[2][16];
+extern uint32_t agent_arch[2];
+extern char agent_list[40];
+extern char other_agent[16];
+extern int gcc_major;
+
+/* Where the output buffer (device printf, the exit word, GCC 13+'s
+   reverse-offload requests) is in the kernel arguments that device code
+   reads: GCC 12's (struct kernargs of its plugin-gcn.c, device version
+   2), GCC 13 and later's (struct kernargs_abi of libgomp-gcn.h, device
+   version 3).  */
+#define V2_OUTPUT 40
+#define V3_OUTPUT 56
+
+/* Whether our image TD's device code reads version 3's kernel arguments
+   (mkoffload flagged it OK_TGT_GCN_KERNARGS_V3).  */
+bool tgt_is_v3 (const struct ok_tgt_desc *td);
+/* V3_OUTPUT or V2_OUTPUT.  */
+unsigned output_offset (bool v3);
 
 /* The fake's own queries (fakehsa_*).  */
 extern int (*f_dispatch_count) (void);
@@ -157,6 +187,17 @@ bool get_dispatch (int i, struct dispatch *d);
 bool run_one (int dev, void *fn, void *tgt_vars, void **args,
 	      struct dispatch *d);
 
+/* Whether dispatch D has the kernel arguments of device version 3 for
+   TV, TEAMS teams of THREADS wavefronts with ARENA bytes per team and
+   STACK per thread, and the LDS size GROUP.  */
+bool v3_args_are (const struct dispatch *d, void *tv, unsigned teams,
+		  unsigned threads, size_t arena, size_t stack,
+		  uint32_t group);
+/* The LDS a dispatch of TEAMS teams of a kernel needing OWN bytes gets
+   for device version 3's code with the default settings: 64 KiB shared
+   out between the teams each of the fake's 60 compute units runs.  */
+uint32_t v3_lds (unsigned teams, uint32_t own);
+
 /* ---- The areas, in the order main walks them.  */
 
 bool have_no_kfd (void);		/* hsa-harness-devices.c */
@@ -174,7 +215,7 @@ void child_print_buffer (void);		/* hsa-harness-output.c */
 void child_fake_selftest (void);	/* hsa-harness-selftest.c */
 void test_load (void);			/* hsa-harness-load.c */
 void test_bad_images (void);		/* hsa-harness-bad-images.c */
-void test_generic_images (void);
+void child_generic_images (void);
 void child_generic_not_member (void);
 void test_gcc_image (void);		/* hsa-harness-load.c */
 void child_libgomp14 (void);		/* hsa-harness-load.c */
