@@ -421,7 +421,12 @@ plugindir=$topbuild/libgomp-plugin/.libs
 
 # --compile-only works apart, so that it never disturbs a full run.
 work=$objdir/tmp/check-libgomp${compile_only:+-compile}
-rm -rf "$work" && mkdir -p "$work/src" "$work/jobs" || die "cannot create $work"
+rm -rf "$work" && mkdir -p "$work/src" "$work/jobs" "$work/tmpdir" \
+  || die "cannot create $work"
+# GCC's tools (collect2, GCC's gcn mkoffload) leave empty temporary files
+# behind: the compiles and runs get a TMPDIR of their own, here.
+TMPDIR=$work/tmpdir
+export TMPDIR
 
 echo "check-libgomp: extracting libgomp/testsuite from $tarball"
 # Also GCC's include/gomp-constants.h, which some tests include (GCC's
