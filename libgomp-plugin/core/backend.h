@@ -164,6 +164,70 @@ struct ok_rect
   size_t dst_height, src_height;
 };
 
+/* libgomp 15's interop objects (libgomp-plugin.h's struct interop_obj_t
+   and the omp_interop_* enums of omp.h), in the same layout: libgomp
+   allocates the object zeroed and sets DEVICE_NUM before the plugin
+   fills it.  */
+struct ok_interop
+{
+  void *stream;		/* The targetsync stream or queue, or NULL.  */
+  void *device_data;	/* The core's: the struct ok_device.  */
+  int fr;		/* The foreign runtime (OK_IFR_*), 0 for none.  */
+  int device_num;
+};
+
+enum ok_ifr			/* omp_interop_fr_t */
+{
+  OK_IFR_CUDA = 1,
+  OK_IFR_CUDA_DRIVER = 2,
+  OK_IFR_OPENCL = 3,
+  OK_IFR_SYCL = 4,
+  OK_IFR_HIP = 5,
+  OK_IFR_LEVEL_ZERO = 6,
+  OK_IFR_HSA = 7
+};
+
+enum ok_ipr			/* omp_interop_property_t */
+{
+  OK_IPR_FR_ID = -1,
+  OK_IPR_FR_NAME = -2,
+  OK_IPR_VENDOR = -3,
+  OK_IPR_VENDOR_NAME = -4,
+  OK_IPR_DEVICE_NUM = -5,
+  OK_IPR_PLATFORM = -6,
+  OK_IPR_DEVICE = -7,
+  OK_IPR_DEVICE_CONTEXT = -8,
+  OK_IPR_TARGETSYNC = -9,
+  OK_IPR_FIRST = -9
+};
+
+enum ok_irc			/* omp_interop_rc_t */
+{
+  OK_IRC_NO_VALUE = 1,
+  OK_IRC_SUCCESS = 0,
+  OK_IRC_EMPTY = -1,
+  OK_IRC_OUT_OF_RANGE = -2,
+  OK_IRC_TYPE_INT = -3,
+  OK_IRC_TYPE_PTR = -4,
+  OK_IRC_TYPE_STR = -5
+};
+
+/* A backend's answer for one property of an interop object: its type
+   (OK_IRC_TYPE_INT, _PTR or _STR, or OK_IRC_NO_VALUE when the object has
+   none) and value; the core turns it into each getter's answer and
+   return code.  PTR_AS_INT: get_interop_int gives the pointer too (GCC's
+   nvptx plugin does for targetsync).  TYPE_DESC, for
+   omp_get_interop_type_desc, whether or not there is a value.  */
+struct ok_interop_value
+{
+  enum ok_irc type;
+  intptr_t i;
+  void *p;
+  const char *s;
+  bool ptr_as_int;
+  const char *type_desc;
+};
+
 /* A backend's job record may be this large at most: synchronous launches
    keep it on the launching thread's stack.  */
 #define OK_JOB_MAX 256
@@ -232,6 +296,28 @@ struct ok_backend
      plugin exports these entry points (core-page-locked.c says why).  */
   bool (*page_locked_alloc) (struct ok_device *dev, void **ptr, size_t size);
   bool (*page_locked_free) (struct ok_device *dev, void *ptr);
+
+  /* libgomp 15's interop objects, all optional together; a backend
+     without them gives objects of no foreign runtime (core-interop.c).
+     INTEROP_FRS: the runtimes (OK_IFR_*) a prefer_type clause may choose
+     on these devices, 0-ended.  */
+  const int *interop_frs;
+  /* Fill OBJ, a new object for DEV: FR is the runtime that prefer_type
+     chose from INTEROP_FRS, 0 when it chose none; set OBJ->FR to the one
+     given and, when TARGETSYNC, OBJ->STREAM to a new stream or queue.
+     False after a reported error, with nothing held.  */
+  bool (*interop_init) (struct ok_device *dev, struct ok_interop *obj,
+			int fr, bool targetsync);
+  /* Wait until the work on OBJ->STREAM (non-NULL) is done and, when
+     DESTROY, free the stream; false after a reported error.  */
+  bool (*interop_sync) (struct ok_device *dev, struct ok_interop *obj,
+			bool destroy);
+  /* Property PROP, OK_IPR_FIRST to OK_IPR_VENDOR, of OBJ (OBJ->FR one
+     the backend gave), into *VAL (zeroed).  The core answers FR_ID,
+     FR_NAME and DEVICE_NUM itself.  */
+  void (*interop_property) (struct ok_device *dev,
+			    const struct ok_interop *obj, enum ok_ipr prop,
+			    struct ok_interop_value *val);
 
   /* Number of devices of this kind.  Called once, from
      GOMP_OFFLOAD_get_num_devices.  Must return 0 *silently* when the driver

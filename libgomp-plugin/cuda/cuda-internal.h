@@ -223,6 +223,18 @@ int cuda_is_accessible (struct ok_device *dev, const void *ptr, size_t size);
 bool cuda_page_locked_alloc (struct ok_device *dev, void **ptr, size_t size);
 bool cuda_page_locked_free (struct ok_device *dev, void *ptr);
 
+/* ---- cuda-interop.c ---- */
+
+/* libgomp 15's interop objects (backend.h says what each promises).  */
+extern const int cuda_interop_frs[];
+bool cuda_interop_init (struct ok_device *dev, struct ok_interop *obj,
+			int fr, bool targetsync);
+bool cuda_interop_sync (struct ok_device *dev, struct ok_interop *obj,
+			bool destroy);
+void cuda_interop_property (struct ok_device *dev,
+			    const struct ok_interop *obj, enum ok_ipr prop,
+			    struct ok_interop_value *val);
+
 /* ---- cuda-launch.c ---- */
 
 bool cuda_launch (struct ok_device *dev, void *fn, void *tgt_vars,

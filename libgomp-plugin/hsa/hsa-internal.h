@@ -217,6 +217,18 @@ bool gcn_dev2dev (struct ok_device *dev, void *dst, const void *src,
 bool gcn_memset (struct ok_device *dev, void *ptr, int val, size_t n);
 char *gcn_get_uid (struct ok_device *dev);
 
+/* ---- hsa-interop.c ---- */
+
+/* libgomp 15's interop objects (backend.h says what each promises).  */
+extern const int gcn_interop_frs[];
+bool gcn_interop_init (struct ok_device *dev, struct ok_interop *obj, int fr,
+		       bool targetsync);
+bool gcn_interop_sync (struct ok_device *dev, struct ok_interop *obj,
+		       bool destroy);
+void gcn_interop_property (struct ok_device *dev,
+			   const struct ok_interop *obj, enum ok_ipr prop,
+			   struct ok_interop_value *val);
+
 /* ---- hsa-launch.c ---- */
 
 /* The kernel arguments GCN device runtimes expect: the explicit argument
