@@ -163,6 +163,7 @@ main (int argc, char **argv)
     { AREA_LOADED ("memory", test_memory) },
     { AREA_LOADED ("memset and 2D copies", test_memset_rect) },
     { AREA_LOADED ("libgomp 14 to 16's entry points", test_entries) },
+    { AREA_LOADED ("interop objects", test_interop) },
     { AREA_LOADED ("launches", test_launch) },
     { AREA_LOADED ("async", test_async) },
     { AREA_LOADED ("threads", test_threads) },

@@ -287,6 +287,7 @@ main (int argc, char **argv)
     { AREA_LOADED ("GCC's image format", test_gcc_image) },
     { AREA_LOADED ("memory", test_memory) },
     { AREA_LOADED ("libgomp 15 and 16's entry points", test_entries) },
+    { AREA_LOADED ("interop objects", test_interop) },
     { AREA_LOADED ("launches", test_launch) },
     { AREA_LOADED ("async", test_async) },
     { AREA_LOADED ("exit values", test_exit_values) },

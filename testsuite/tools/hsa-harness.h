@@ -223,6 +223,7 @@ void child_requires_ua (void);
 void child_requires_ua_emulated (void);
 void test_memory (void);		/* hsa-harness-run.c */
 void test_entries (void);		/* hsa-harness-entries.c */
+void test_interop (void);		/* hsa-harness-interop.c */
 void test_launch (void);
 void test_async (void);
 void test_exit_values (void);		/* hsa-harness-output.c */
