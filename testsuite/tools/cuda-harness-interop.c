@@ -256,19 +256,66 @@ interop_failures (void)
 	 o.stream == NULL && f_outstanding ("stream") == streams);
 }
 
+/* The entry points, looked up as libgomp 15 does; false after a failed
+   check.  */
+static bool
+interop_syms (void)
+{
+  if (standin_plugin_sym ("GOMP_OFFLOAD_interop", &interop)
+      && standin_plugin_sym ("GOMP_OFFLOAD_get_interop_int", &get_int)
+      && standin_plugin_sym ("GOMP_OFFLOAD_get_interop_ptr", &get_ptr)
+      && standin_plugin_sym ("GOMP_OFFLOAD_get_interop_str", &get_str)
+      && standin_plugin_sym ("GOMP_OFFLOAD_get_interop_type_desc",
+			     &type_desc))
+    return true;
+  check ("interop entry points exported", false);
+  return false;
+}
+
+/* An emulated device, after a CUDA one in the same plugin (so the entry
+   points are there), under libgomp 15: libgomp makes an object for every
+   init, and the emulated device, which has no foreign runtime, leaves it
+   of none: no stream, every property without a value, no type
+   descriptions, use and destroy doing nothing.  */
+void
+child_interop_emulated (void)
+{
+  check ("1 CUDA device, then 1 emulated", p_get_num_devices () == 2);
+  check ("init both", p_init_device (0) && p_init_device (1));
+  if (!interop_syms ())
+    return;
+  long creates = f_calls ("cuStreamCreate");
+  struct interop_obj o = new_obj (1, true, SEP "\x02" SEP "\0" "\0");
+  check ("emulated interop object: no runtime, no stream",
+	 o.fr == 0 && o.stream == NULL
+	 && f_calls ("cuStreamCreate") == creates);
+  bool none = true;
+  for (int prop = IPR_TARGETSYNC; prop <= IPR_FR_ID; prop++)
+    none &= int_is (&o, prop, 0, IRC_NO_VALUE)
+	    && ptr_is (&o, prop, NULL, IRC_NO_VALUE)
+	    && str_is (&o, prop, NULL, IRC_NO_VALUE)
+	    && type_desc (&o, prop) == NULL;
+  check ("emulated interop object: every property without a value", none);
+  check ("emulated interop object: out of range all the same",
+	 int_is (&o, 0, 0, IRC_OUT_OF_RANGE));
+  int e = errors_now ();
+  interop (&o, 1, USE, false, NULL);
+  interop (&o, 1, DESTROY, false, NULL);
+  check ("emulated interop object: use and destroy, silently",
+	 errors_now () == e && f_calls ("cuStreamCreate") == creates);
+  struct interop_obj c = new_obj (0, true, NULL);
+  check ("the CUDA device's object beside it: CUDA, a stream",
+	 c.fr == FR_CUDA && c.stream != NULL);
+  interop (&c, 0, DESTROY, false, NULL);
+  check ("fini both", p_fini_device (0) && p_fini_device (1));
+  check_no_leaks ("after the emulated interop objects");
+}
+
 void
 test_interop (void)
 {
-  if (!standin_plugin_sym ("GOMP_OFFLOAD_interop", &interop)
-      || !standin_plugin_sym ("GOMP_OFFLOAD_get_interop_int", &get_int)
-      || !standin_plugin_sym ("GOMP_OFFLOAD_get_interop_ptr", &get_ptr)
-      || !standin_plugin_sym ("GOMP_OFFLOAD_get_interop_str", &get_str)
-      || !standin_plugin_sym ("GOMP_OFFLOAD_get_interop_type_desc",
-			      &type_desc))
-    {
-      check ("interop entry points exported", false);
-      return;
-    }
+  if (!interop_syms ())
+    return;
   long bad = bad_calls ();
   interop_plain ();
   interop_prefer ();

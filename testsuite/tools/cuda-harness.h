@@ -196,6 +196,7 @@ void test_memory (void);		/* cuda-harness-memory.c */
 void test_memset_rect (void);		/* cuda-harness-memory.c */
 void test_entries (void);		/* cuda-harness-entries.c */
 void test_interop (void);		/* cuda-harness-interop.c */
+void child_interop_emulated (void);
 void test_launch (void);		/* cuda-harness-launch.c */
 void test_async (void);			/* cuda-harness-async.c */
 void test_threads (void);
