@@ -11,52 +11,10 @@
 #include <string.h>
 
 #include "cuda-harness.h"
+#include "interop-standin.h"
 
-/* libgomp 15's struct interop_obj_t, enum gomp_interop_flag and the
-   omp.h values (libgomp-plugin.h, omp.h.in), as libgomp hands them.  */
-struct interop_obj
-{
-  void *stream;
-  void *device_data;
-  int fr;
-  int device_num;
-};
-enum { INIT, USE, DESTROY };
+/* libgomp 15's runtimes (omp.h.in) that this plugin names.  */
 enum { FR_CUDA = 1, FR_CUDA_DRIVER = 2, FR_HIP = 5 };
-enum
-{
-  IPR_FR_ID = -1, IPR_FR_NAME = -2, IPR_VENDOR = -3, IPR_VENDOR_NAME = -4,
-  IPR_DEVICE_NUM = -5, IPR_PLATFORM = -6, IPR_DEVICE = -7,
-  IPR_DEVICE_CONTEXT = -8, IPR_TARGETSYNC = -9
-};
-enum
-{
-  IRC_NO_VALUE = 1, IRC_SUCCESS = 0, IRC_EMPTY = -1, IRC_OUT_OF_RANGE = -2,
-  IRC_TYPE_INT = -3, IRC_TYPE_PTR = -4, IRC_TYPE_STR = -5
-};
-
-static void (*interop) (struct interop_obj *, int, int, bool, const char *);
-static intptr_t (*get_int) (struct interop_obj *, int, int *);
-static void *(*get_ptr) (struct interop_obj *, int, int *);
-static const char *(*get_str) (struct interop_obj *, int, int *);
-static const char *(*type_desc) (struct interop_obj *, int);
-
-/* prefer_type as GCC encodes it: per block, the separator, the
-   runtimes, the separator, NUL-ended attributes and a NUL; a NUL after
-   the last block.  */
-#define SEP "\x80"
-
-/* A new object of device DEV as libgomp makes one: zeroed, its device
-   number set, then the plugin's init.  */
-static struct interop_obj
-new_obj (int dev, bool targetsync, const char *prefer)
-{
-  struct interop_obj o;
-  memset (&o, 0, sizeof o);
-  o.device_num = dev;
-  interop (&o, dev, INIT, targetsync, prefer);
-  return o;
-}
 
 static bool
 int_is (struct interop_obj *o, int prop, intptr_t want, int want_rc)
@@ -261,12 +219,7 @@ interop_failures (void)
 static bool
 interop_syms (void)
 {
-  if (standin_plugin_sym ("GOMP_OFFLOAD_interop", &interop)
-      && standin_plugin_sym ("GOMP_OFFLOAD_get_interop_int", &get_int)
-      && standin_plugin_sym ("GOMP_OFFLOAD_get_interop_ptr", &get_ptr)
-      && standin_plugin_sym ("GOMP_OFFLOAD_get_interop_str", &get_str)
-      && standin_plugin_sym ("GOMP_OFFLOAD_get_interop_type_desc",
-			     &type_desc))
+  if (interop_standin_syms ())
     return true;
   check ("interop entry points exported", false);
   return false;
