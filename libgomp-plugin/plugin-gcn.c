@@ -19,5 +19,6 @@ const struct ok_plugin ok_plugin = {
   .caps = OK_GOMP_CAP_OPENMP_400,
   .gcc_dev_version = OK_GCC_DEV_VERSION_GCN,
   .gcc_dev_version_13 = OK_GCC_DEV_VERSION_GCN_13,
+  .acc_device_api = 4,		/* acc_device_api_other */
   .backends = gcn_backends,
 };

@@ -17,5 +17,6 @@ const struct ok_plugin ok_plugin = {
   .device_type = OK_GOMP_DEVICE_NVIDIA_PTX,
   .caps = OK_GOMP_CAP_OPENMP_400,
   .gcc_dev_version = OK_GCC_DEV_VERSION_NVPTX,
+  .acc_device_api = 1,		/* acc_device_api_cuda */
   .backends = nvptx_backends,
 };

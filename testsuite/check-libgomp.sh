@@ -19,7 +19,7 @@
 #
 # Usage: check-libgomp.sh --srcdir DIR --objdir DIR --topbuild DIR
 #          [--jobs N] [--timeout S] [--tarball FILE] [--filter REGEX]
-#          [--keep] [--device]
+#          [--keep] [--device] [--models openmp,openacc]
 #
 # Split mode, to compile here and run on another machine (a GPU machine
 # without GCC: doc/gpu-runs.md):
@@ -58,11 +58,11 @@ compile_pipeline () {
   if [ "$which" = base ]; then
     ( cd "$which" && env PATH="$CLG_NOPTXAS_PATH" \
       timeout -k 5 "$CLG_COMPILE_TIMEOUT" \
-      $DRIVER -fopenmp -foffload=nvptx-none $CLG_INCLUDE $BASE_OPTS $SRCS \
+      $DRIVER $BASE_MODEL $CLG_INCLUDE $BASE_OPTS $SRCS \
       $LIBS -o a.out > compile.log 2>&1 < /dev/null )
   else
     ( cd "$which" && timeout -k 5 "$CLG_COMPILE_TIMEOUT" \
-      $DRIVER -fopenmp -foffload=nvptx-none -B"$CLG_STAGE" $CLG_INCLUDE \
+      $DRIVER $OURS_MODEL -B"$CLG_STAGE" $CLG_INCLUDE \
       $OURS_OPTS $SRCS $LIBS -o a.out > compile.log 2>&1 < /dev/null )
   fi
   crc=$?
@@ -257,6 +257,10 @@ summarize () {
     next
   }
   { n++ }
+  $3 ~ /^libgomp\.oacc-/ && $2 != "UNSUPPORTED" && $2 != "HOST-ONLY" && $2 != "NOT-RUN" {
+    accrun++
+    if ($2 == "PASS") accpass++
+  }
   $1 == "UNSUPPORTED" { uns++; next }
   $1 == "HOST-ONLY" { hostonly++; next }
   $1 == "NOT-RUN" { notrun++; next }
@@ -304,6 +308,7 @@ summarize () {
     if (ndf == 0) printf "  (none)\n"
     printf "\ncheck-libgomp: device-only tests: %d run with ours, %d passed\n", dev, devp
     printf "check-libgomp: %d tests (%d run on both, %d device-only, %d host-only, %d unsupported): baseline passed %d, ours passed %d, regressions %d, known limits %d (%d s)\n", n, run, dev, hostonly, uns, bp, op, nr, nxf, secs
+    if (accrun) printf "check-libgomp: OpenACC: %d instances run with ours, %d passed (%.1f%%)\n", accrun, accpass, 100 * accpass / accrun
     if (notrun) printf "check-libgomp: %d tests NOT RUN: the --deadline passed\n", notrun
     exit (nr > 0 || nxp > 0 || n != total || notrun) ? 1 : 0
   }' "$3" "$1"
@@ -312,6 +317,7 @@ summarize () {
 # ------------------------------------------------------------ driver
 
 srcdir= objdir= topbuild= jobs=2 timeout=60 filter= keep=0 device=0
+models=openmp,openacc
 compile_only= run_only= results= base_libdir= ours_libdir= emulate= known=
 tclsh_prog=tclsh deadline=
 tarball=
@@ -324,6 +330,7 @@ while [ $# -gt 0 ]; do
     --timeout) timeout=$2; shift 2;;
     --tarball) tarball=$2; shift 2;;
     --filter) filter=$2; shift 2;;
+    --models) models=$2; shift 2;;
     --keep) keep=1; shift;;
     --device) device=1; shift;;
     --compile-only) compile_only=$2; shift 2;;
@@ -441,12 +448,13 @@ CLG_INCLUDE=-I$(cd "$root/../../include" && pwd) \
 export CLG_INCLUDE
 
 cat <<'EOF'
-check-libgomp: selection rule: a file of libgomp.c, libgomp.c++,
-  libgomp.c-c++-common or libgomp.fortran (with subdirectories) is a test when
-  it has a line starting '#pragma omp target', '#pragma omp declare target'
-  (Fortran: '!$omp target', '!$omp declare target', case-insensitive), its
-  dg-do is run (the default; dg-do compile/link files are left out), no file
-  names it in dg-additional-sources and, for C/C++, it defines main.
+check-libgomp: selection rule (OpenMP, --models openmp): a file of
+  libgomp.c, libgomp.c++, libgomp.c-c++-common or libgomp.fortran (with
+  subdirectories) is a test when it has a line starting '#pragma omp target',
+  '#pragma omp declare target' (Fortran: '!$omp target', '!$omp declare
+  target', case-insensitive), its dg-do is run (the default; dg-do
+  compile/link files are left out), no file names it in
+  dg-additional-sources and, for C/C++, it defines main.
   libgomp.c-c++-common tests run twice, as C and as C++.  Options: -O2 unless
   dg-options says otherwise, plus dg-additional-options and -I of GCC's
   include/ (for gomp-constants.h) (Fortran runs once,
@@ -456,6 +464,18 @@ check-libgomp: selection rule: a file of libgomp.c, libgomp.c++,
   offload_device* false.  Tests that are unsupported only for want of
   offload_device / offload_device_nonshared_as run with ours alone
   (DEVICE-ONLY, with those true) and are reported separately.
+check-libgomp: OpenACC (--models openacc): every run test of
+  libgomp.oacc-c, libgomp.oacc-c++, libgomp.oacc-c-c++-common (as C and
+  as C++) and libgomp.oacc-fortran, at -O0 and at -O2, configured as GCC's
+  OpenACC testsuite configures a device type: the baseline as its host
+  configuration (-fopenacc -foffload=disable -DACC_DEVICE_TYPE_host=1
+  -DACC_MEM_SHARED=1, ACC_DEVICE_TYPE=host), ours as an nvidia device
+  with memory of its own (-fopenacc -foffload=nvptx-none
+  -DACC_DEVICE_TYPE_nvidia=1 -DACC_MEM_SHARED=0, ACC_DEVICE_TYPE=nvidia,
+  the emulated device), each with its own selectors
+  (openacc_host_selected, openacc_nvidia_accel_selected, skip and xfail
+  lists by options); tests of CUDA's libraries (openacc_cuda, _cublas,
+  _cudart) are unsupported.
 EOF
 
 if [ $device = 1 ]; then
@@ -478,8 +498,12 @@ if [ -n "$compile_only" ]; then
 else
   jobroot=$work/jobs
 fi
+case ,$models, in
+  *,openmp,*|*,openacc,*) ;;
+  *) die "--models takes openmp, openacc or both, comma-separated";;
+esac
 tclsh "$srcdir/check-libgomp.tcl" plan "$root" "$jobroot" "$filter" \
-  $planmode > "$work/joblist" || die "planning failed"
+  "${planmode:--}" "$models" > "$work/joblist" || die "planning failed"
 
 # PATH for GCC's own pipeline: drop directories that provide a ptxas.
 noptxas=

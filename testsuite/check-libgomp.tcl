@@ -1,6 +1,6 @@
 # Planner and output matcher for check-libgomp.sh (run with tclsh).
 #
-#   tclsh check-libgomp.tcl plan SRCROOT JOBDIR [FILTER [device]]
+#   tclsh check-libgomp.tcl plan SRCROOT JOBDIR [FILTER [device [MODELS]]]
 #       Select GCC 12's libgomp offloading run tests under SRCROOT (the
 #       extracted libgomp/testsuite), read their dg directives and write
 #       one job directory per test instance under JOBDIR, each holding
@@ -57,7 +57,21 @@ proc et_value { kw lang } {
 	offload_target_nvptx { return 1 }
 	offload_target_amdgcn { return 0 }
 	offload_target_any { return 1 }
-	openacc* { return 0 }
+	openacc_nvidia_accel_selected - openacc_nvidia_accel_present {
+	    return [expr { $::acc_type eq "nvidia" }]
+	}
+	openacc_host_selected { return [expr { $::acc_type eq "host" }] }
+	openacc_radeon_accel_selected - openacc_radeon_accel_present {
+	    return 0
+	}
+	openacc_nvidia_accel_configured { return 1 }
+	openacc_cuda - openacc_cublas - openacc_cudart {
+	    # Programs that call CUDA's libraries on the device's data:
+	    # there is no CUDA beside an emulated device (the known limit
+	    # "CUDA library interop").
+	    return 0
+	}
+	__OPTIMIZE__ { return [expr { $::opt_level ne "-O0" }] }
 	lp64 { return 1 }
 	ilp32 { return 0 }
 	lto { return 1 }
@@ -117,6 +131,32 @@ proc sel_applies { arg lang } {
 	return [sel_eval [lrange $arg 1 end] $lang]
     }
     return [sel_eval $arg $lang]
+}
+
+# Whether the option lists of directive DV (from element 3 on: the
+# options that must be there, then those that must not) allow it for the
+# test's FLAGS, as DejaGnu's check_conditional_xfail decides: one flag
+# matching one pattern of the first list ("*" matches any set, also an
+# empty one), and none matching the second.
+proc opts_apply { dv flags } {
+    if { [llength $dv] <= 3 } { return 1 }
+    set inc [lindex $dv 3]
+    set exc [lindex $dv 4]
+    set hit 0
+    foreach pat $inc {
+	if { $pat eq "*" } { set hit 1; break }
+	foreach f $flags {
+	    if { $pat ne "" && [string match $pat $f] } { set hit 1; break }
+	}
+	if { $hit } { break }
+    }
+    if { !$hit } { return 0 }
+    foreach pat $exc {
+	foreach f $flags {
+	    if { $pat ne "" && [string match $pat $f] } { return 0 }
+	}
+    }
+    return 1
 }
 
 # ------------------------------------------------------------- directives
@@ -215,13 +255,21 @@ proc plan_unsupported { directives lang } {
 # What the directives DIRS of test FILE say for language LANG on a machine
 # with (DEVICE 1) or without an offload device: a dict of do (the dg-do
 # action), opts, srcs, envs, shouldfail, xfail, unsupported (why, or "")
-# and output_re.
-proc plan_fields { f dirs_ lang device } {
-    set saved $::device_mode
+# and output_re.  CFG says how the test is compiled: OPTS0, the options
+# before the test's own (OpenMP: -O2, which dg-options replaces; OpenACC:
+# the torture level and the configuration's, which stay), ACC the
+# OpenACC device type configured ("" for OpenMP tests), LEVEL the
+# optimisation level.
+proc plan_fields { f dirs_ lang device cfg } {
+    set saved [list $::device_mode $::acc_type $::opt_level]
     set ::device_mode $device
+    set ::acc_type [dict get $cfg acc]
+    set ::opt_level [dict get $cfg level]
+    set acc [expr { $::acc_type ne "" }]
     set do run
     set do_sel 1
-    set opts -O2
+    set opts [dict get $cfg opts0]
+    set testopts {}
     set addopts {}
     set srcs [list $f]
     set envs {}
@@ -229,6 +277,28 @@ proc plan_fields { f dirs_ lang device } {
     set xfail 0
     set unsupported ""
     set output_re ""
+    # The test's own options first: skip and xfail lists look at all.
+    foreach dv $dirs_ {
+	switch -- [lindex $dv 0] {
+	    dg-options {
+		if { [sel_applies [lindex $dv 2] $lang] } {
+		    set testopts [lindex $dv 1]
+		}
+	    }
+	    dg-additional-options {
+		if { [sel_applies [lindex $dv 2] $lang] } {
+		    lappend addopts [lindex $dv 1]
+		}
+	    }
+	}
+    }
+    if { $acc } {
+	set opts [concat $opts $testopts {*}$addopts]
+    } elseif { $testopts ne "" } {
+	set opts [concat $testopts {*}$addopts]
+    } else {
+	set opts [concat $opts {*}$addopts]
+    }
     foreach dv $dirs_ {
 	set name [lindex $dv 0]
 	switch -- $name {
@@ -237,16 +307,6 @@ proc plan_fields { f dirs_ lang device } {
 		if { [llength $dv] > 2
 		     && ![sel_applies [lindex $dv 2] $lang] } {
 		    set do_sel 0
-		}
-	    }
-	    dg-options {
-		if { [sel_applies [lindex $dv 2] $lang] } {
-		    set opts [lindex $dv 1]
-		}
-	    }
-	    dg-additional-options {
-		if { [sel_applies [lindex $dv 2] $lang] } {
-		    lappend addopts [lindex $dv 1]
 		}
 	    }
 	    dg-add-options {
@@ -267,12 +327,14 @@ proc plan_fields { f dirs_ lang device } {
 	    }
 	    dg-require-alias { }
 	    dg-skip-if {
-		if { [sel_applies [lindex $dv 2] $lang] } {
+		if { [sel_applies [lindex $dv 2] $lang]
+		     && [opts_apply $dv $opts] } {
 		    set unsupported "dg-skip-if [lindex $dv 1]"
 		}
 	    }
 	    dg-xfail-if - dg-xfail-run-if {
-		if { [sel_applies [lindex $dv 2] $lang] } {
+		if { [sel_applies [lindex $dv 2] $lang]
+		     && [opts_apply $dv $opts] } {
 		    set xfail 1
 		}
 	    }
@@ -286,35 +348,66 @@ proc plan_fields { f dirs_ lang device } {
 		lappend envs "[lindex $dv 1]=[lindex $dv 2]"
 	    }
 	    dg-output {
-		if { [llength $dv] < 3
-		     || [sel_applies [lindex $dv 2] $lang] } {
+		# Output expected to be missing ({ xfail X }) is not asked
+		# for: DejaGnu counts it XFAIL, not a failure, either way.
+		set sel [lindex $dv 2]
+		if { [lindex $sel 0] eq "xfail" } {
+		    if { ![sel_applies $sel $lang] } {
+			append output_re [lindex $dv 1]
+		    }
+		} elseif { [llength $dv] < 3 || [sel_applies $sel $lang] } {
 		    append output_re [lindex $dv 1]
 		}
 	    }
 	}
     }
     if { !$do_sel } { set unsupported "dg-do run not for this target" }
+    if { $acc } {
+	# GCC's OpenACC testsuite forces the device type it configured.
+	set envs [concat [list ACC_DEVICE_TYPE=$::acc_type] $envs]
+    }
 
-    set ::device_mode $saved
-    return [dict create do $do opts [concat $opts {*}$addopts] srcs $srcs \
+    lassign $saved ::device_mode ::acc_type ::opt_level
+    return [dict create do $do opts $opts srcs $srcs \
 	envs $envs shouldfail $shouldfail xfail $xfail \
 	unsupported $unsupported output_re $output_re]
 }
 
-proc plan { root jobdir filter } {
+# How GCC's OpenACC testsuite (libgomp.oacc-c/c.exp and its siblings)
+# compiles a test for device type TYPE (host or nvidia) at torture level
+# LEVEL: the options before the test's own and the offload target.
+proc acc_cfg { type level root } {
+    if { $type eq "host" } {
+	set opts [list $level -DACC_DEVICE_TYPE_host=1 -DACC_MEM_SHARED=1]
+	set model {-fopenacc -foffload=disable}
+    } else {
+	set opts [list $level -DACC_DEVICE_TYPE_nvidia=1 -DACC_MEM_SHARED=0 \
+		      -I$root/libgomp.oacc-c-c++-common]
+	set model {-fopenacc -foffload=nvptx-none}
+    }
+    return [dict create opts0 $opts acc $type level $level model $model]
+}
+
+proc plan { root jobdir filter models } {
     global et_unknown
     set dirs {
-	libgomp.c {c {*.c}}
-	libgomp.c++ {c++ {*.C}}
-	libgomp.c-c++-common {{c c++} {*.c}}
-	libgomp.fortran {fortran {*.f *.F *.f90 *.F90 *.f95 *.f03 *.f08}}
+	libgomp.c {c {*.c} openmp}
+	libgomp.c++ {c++ {*.C} openmp}
+	libgomp.c-c++-common {{c c++} {*.c} openmp}
+	libgomp.fortran {fortran {*.f *.F *.f90 *.F90 *.f95 *.f03 *.f08} openmp}
+	libgomp.oacc-c {c {*.c} openacc}
+	libgomp.oacc-c++ {c++ {*.C} openacc}
+	libgomp.oacc-c-c++-common {{c c++} {*.c} openacc}
+	libgomp.oacc-fortran {fortran {*.f *.F *.f90 *.F90 *.f95 *.f03 *.f08} openacc}
     }
     # Files named by dg-additional-sources anywhere are helpers.
     set helpers {}
     set candidates {}
     foreach {d spec} $dirs {
+	set model [lindex $spec 2]
+	if { $model ni $models } { continue }
 	foreach f [lsort [find_files $root/$d [lindex $spec 1]]] {
-	    lappend candidates $f $d [lindex $spec 0]
+	    lappend candidates $f $d [lindex $spec 0] $model
 	    foreach dir [read_directives $f] {
 		if { [lindex $dir 0] eq "dg-additional-sources" } {
 		    foreach s [lindex $dir 1] {
@@ -327,58 +420,39 @@ proc plan { root jobdir filter } {
     }
 
     set n 0
-    foreach {f d langs} $candidates {
+    foreach {f d langs model} $candidates {
 	set rel [string range $f [expr { [string length $root] + 1 }] end]
-	if { $filter ne "" && ![regexp -- $filter $rel] } { continue }
 	if { [file normalize $f] in $helpers } { continue }
-	if { ![has_target_construct $f [lindex $langs 0]] } { continue }
+	# Every file of the OpenACC directories is a test, as there.
+	if { $model eq "openmp"
+	     && ![has_target_construct $f [lindex $langs 0]] } { continue }
 	set dirs_ [read_directives $f]
 	foreach lang $langs {
 	    if { ![has_main $f $lang] } { break }
-	    set id $rel
-	    if { [llength $langs] > 1 } { append id " \[$lang\]" }
-	    set base [plan_fields $f $dirs_ $lang $::device_mode]
-	    set ours [plan_fields $f $dirs_ $lang 1]
-	    if { [dict get $base do] ne "run" } { continue }
-
-	    set driver [dict get {c gcc c++ g++ fortran gfortran} $lang]
-	    # Link flags of GCC's libgomp testsuite: Fortran target regions
-	    # (STOP, I/O) need libgfortran on the device as well.
-	    set extra [dict get {c {-lm} c++ {-lm} \
-				     fortran {-foffload=-lgfortran}} $lang]
-	    regsub -all {[^A-Za-z0-9_.+-]} $id _ jname
-	    set jd [file join $jobdir [format "%03d-%s" $n $jname]]
-	    incr n
-	    file mkdir $jd
-	    # Unsupported in both: not run.  In the baseline only: DEVICE-ONLY
-	    # (ours alone runs it).  With ours only: HOST-ONLY (not run).
-	    set ub [dict get $base unsupported]
-	    set uo [dict get $ours unsupported]
-	    set unsupported ""
-	    if { $ub ne "" && $uo ne "" } { set unsupported $ub }
-	    set o [open $jd/job.sh w]
-	    puts $o "ID=[shq $id]"
-	    puts $o "LANG_=[shq $lang]"
-	    puts $o "DRIVER=[shq $driver]"
-	    puts $o "SRCS=[shq [dict get $base srcs]]"
-	    puts $o "LIBS=[shq $extra]"
-	    puts $o "UNSUPPORTED=[shq $unsupported]"
-	    puts $o "BASE_SKIP=[expr { $unsupported eq "" && $ub ne "" }]"
-	    puts $o "OURS_SKIP=[expr { $unsupported eq "" && $uo ne "" }]"
-	    foreach {p fields} [list BASE $base OURS $ours] {
-		puts $o "${p}_OPTS=[shq [dict get $fields opts]]"
-		puts $o "${p}_ENVS=[shq [dict get $fields envs]]"
-		puts $o "${p}_SHOULDFAIL=[dict get $fields shouldfail]"
-		puts $o "${p}_XFAIL=[dict get $fields xfail]"
-		set re [dict get $fields output_re]
-		if { $re ne "" } {
-		    set r [open $jd/output-[string tolower $p].re w]
-		    puts -nonewline $r $re
-		    close $r
+	    if { $model eq "openmp" } {
+		set cfg [dict create opts0 -O2 acc "" level -O2 \
+			     model {-fopenmp -foffload=nvptx-none}]
+		set variants [list "" $cfg $cfg]
+	    } else {
+		# GCC's OpenACC testsuite tortures offloading configurations
+		# at -O0 and -O2; the host's configuration, the baseline
+		# (or GCC's own nvidia one on a machine with a device), is
+		# compiled at the same level.
+		set btype [expr { $::device_mode ? "nvidia" : "host" }]
+		set variants {}
+		foreach level {-O0 -O2} {
+		    lappend variants " $level" [acc_cfg $btype $level $root] \
+			[acc_cfg nvidia $level $root]
 		}
 	    }
-	    close $o
-	    puts $jd
+	    foreach {suffix bcfg ocfg} $variants {
+		set id $rel
+		if { [llength $langs] > 1 } { append id " \[$lang\]" }
+		append id $suffix
+		if { $filter ne "" && ![regexp -- $filter $id] } { continue }
+		plan_job $f $dirs_ $lang $id $bcfg $ocfg $jobdir $n
+		incr n
+	    }
 	}
     }
     foreach kw [lsort [array names et_unknown]] {
@@ -386,9 +460,59 @@ proc plan { root jobdir filter } {
     }
 }
 
+# Write job directory number N under JOBDIR for instance ID of test F
+# (directives DIRS_) in LANG, compiled for the baseline as BCFG and for
+# ours as OCFG say (plan_fields), and print its name.
+proc plan_job { f dirs_ lang id bcfg ocfg jobdir n } {
+    set base [plan_fields $f $dirs_ $lang $::device_mode $bcfg]
+    set ours [plan_fields $f $dirs_ $lang 1 $ocfg]
+    if { [dict get $base do] ne "run" } { return }
+
+    set driver [dict get {c gcc c++ g++ fortran gfortran} $lang]
+    # Link flags of GCC's libgomp testsuite: Fortran target regions
+    # (STOP, I/O) need libgfortran on the device as well.
+    set extra [dict get {c {-lm} c++ {-lm} \
+			     fortran {-foffload=-lgfortran}} $lang]
+    regsub -all {[^A-Za-z0-9_.+-]} $id _ jname
+    set jd [file join $jobdir [format "%04d-%s" $n $jname]]
+    file mkdir $jd
+    # Unsupported in both: not run.  In the baseline only: DEVICE-ONLY
+    # (ours alone runs it).  With ours only: HOST-ONLY (not run).
+    set ub [dict get $base unsupported]
+    set uo [dict get $ours unsupported]
+    set unsupported ""
+    if { $ub ne "" && $uo ne "" } { set unsupported $ub }
+    set o [open $jd/job.sh w]
+    puts $o "ID=[shq $id]"
+    puts $o "LANG_=[shq $lang]"
+    puts $o "DRIVER=[shq $driver]"
+    puts $o "SRCS=[shq [dict get $base srcs]]"
+    puts $o "LIBS=[shq $extra]"
+    puts $o "UNSUPPORTED=[shq $unsupported]"
+    puts $o "BASE_SKIP=[expr { $unsupported eq "" && $ub ne "" }]"
+    puts $o "OURS_SKIP=[expr { $unsupported eq "" && $uo ne "" }]"
+    foreach {p fields cfg} [list BASE $base $bcfg OURS $ours $ocfg] {
+	puts $o "${p}_MODEL=[shq [dict get $cfg model]]"
+	puts $o "${p}_OPTS=[shq [dict get $fields opts]]"
+	puts $o "${p}_ENVS=[shq [dict get $fields envs]]"
+	puts $o "${p}_SHOULDFAIL=[dict get $fields shouldfail]"
+	puts $o "${p}_XFAIL=[dict get $fields xfail]"
+	set re [dict get $fields output_re]
+	if { $re ne "" } {
+	    set r [open $jd/output-[string tolower $p].re w]
+	    puts -nonewline $r $re
+	    close $r
+	}
+    }
+    close $o
+    puts $jd
+}
+
 # ------------------------------------------------------------------ main
 
 set device_mode 0
+set acc_type ""
+set opt_level -O2
 set cpu_flags {}
 catch {
     set f [open /proc/cpuinfo r]
@@ -399,7 +523,10 @@ catch {
 switch -- [lindex $argv 0] {
     plan {
 	if { [lindex $argv 4] eq "device" } { set device_mode 1 }
-	plan [file normalize [lindex $argv 1]] [lindex $argv 2] [lindex $argv 3]
+	set models [split [lindex $argv 5] ,]
+	if { $models eq "" } { set models {openmp openacc} }
+	plan [file normalize [lindex $argv 1]] [lindex $argv 2] \
+	    [lindex $argv 3] $models
     }
     match {
 	set f [open [lindex $argv 1] r]
@@ -412,7 +539,7 @@ switch -- [lindex $argv 0] {
 	exit [expr { [regexp -- $re $text] ? 0 : 1 }]
     }
     default {
-	puts stderr "usage: tclsh check-libgomp.tcl plan SRCROOT JOBDIR \[FILTER \[device\]\] | match RE_FILE OUTPUT_FILE"
+	puts stderr "usage: tclsh check-libgomp.tcl plan SRCROOT JOBDIR \[FILTER \[device|- \[openmp,openacc\]\]\] | match RE_FILE OUTPUT_FILE"
 	exit 2
     }
 }

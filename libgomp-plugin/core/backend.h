@@ -228,6 +228,29 @@ struct ok_interop_value
   const char *type_desc;
 };
 
+/* OpenACC.  An OpenACC async queue of a device (libgomp's struct
+   goacc_asyncqueue, which only the plugin looks into): the backend's
+   queue record begins with it; the core allocates ACC_QUEUE_SIZE bytes,
+   zeroed, sets DEV, and frees them after acc_queue_fini.  */
+struct ok_acc_queue
+{
+  struct ok_device *dev;
+};
+
+/* The properties of acc_get_property (libgomp's enum goacc_property):
+   numbers, then strings.  */
+enum ok_acc_prop
+{
+  OK_ACC_PROP_MEMORY = 1,
+  OK_ACC_PROP_FREE_MEMORY = 2,
+  OK_ACC_PROP_NAME = 0x10001,
+  OK_ACC_PROP_VENDOR = 0x10002,
+  OK_ACC_PROP_DRIVER = 0x10003
+};
+
+/* The OpenACC launch dimensions, in libgomp's order (GOMP_DIM_*).  */
+enum { OK_ACC_GANG, OK_ACC_WORKER, OK_ACC_VECTOR, OK_ACC_DIMS };
+
 /* A backend's job record may be this large at most: synchronous launches
    keep it on the launching thread's stack.  */
 #define OK_JOB_MAX 256
@@ -318,6 +341,53 @@ struct ok_backend
   void (*interop_property) (struct ok_device *dev,
 			    const struct ok_interop *obj, enum ok_ipr prop,
 			    struct ok_interop_value *val);
+
+  /* OpenACC (libgomp's GOMP_OFFLOAD_openacc_* entry points), all or
+     none.  The plugin offers OpenACC only when every backend that has
+     devices has ACC_EXEC (core-openacc.c).  Every hook but the
+     property's reports its failures and returns false (-1).  */
+  size_t acc_queue_size;	/* At least sizeof (struct ok_acc_queue).  */
+  /* Start queue Q (zeroed, Q->DEV set).  */
+  bool (*acc_queue_init) (struct ok_acc_queue *q);
+  /* Wait for the work queued on Q, then free what Q holds (not Q).  */
+  bool (*acc_queue_fini) (struct ok_acc_queue *q);
+  /* 1 when the work queued on Q so far is done, 0 while some is not.  */
+  int (*acc_queue_test) (struct ok_acc_queue *q);
+  /* Wait until the work queued on Q so far is done.  */
+  bool (*acc_queue_wait) (struct ok_acc_queue *q);
+  /* Work queued on LATER from now on starts only after the work queued
+     on FIRST so far is done (FIRST != LATER).  */
+  bool (*acc_queue_join) (struct ok_acc_queue *first,
+			  struct ok_acc_queue *later);
+  /* Call FN (DATA) after the work queued on Q so far, on a thread of the
+     backend's, never from within this call: FN may free what that work
+     used, and call the plugin (libgomp's callbacks unmap data).  */
+  bool (*acc_queue_callback) (struct ok_acc_queue *q, void (*fn) (void *),
+			      void *data);
+  /* Queue a copy of N > 0 bytes on Q.  */
+  bool (*acc_queue_copy) (struct ok_acc_queue *q, enum ok_copy_dir dir,
+			  void *dst, const void *src, size_t n);
+  /* Run OpenACC compute region FN (an address load_image returned) with
+     ARGS, the device address of its argument block, in DIMS (gang,
+     worker, vector; 0: the backend chooses) on Q, or when Q is NULL
+     synchronously: done when it returns.  The backend calls
+     ok_acc_launch_event around the start of the kernel.  */
+  bool (*acc_exec) (struct ok_device *dev, void *fn, void *args,
+		    const unsigned dims[OK_ACC_DIMS], struct ok_acc_queue *q);
+  /* Property PROP of DEV: a number into *NUM or a string (static, or
+     the device's) into *STR; false when DEV has no value for it.  */
+  bool (*acc_property) (struct ok_device *dev, enum ok_acc_prop prop,
+			size_t *num, const char **str);
+
+  /* OpenACC's CUDA handles (acc_get_current_cuda_device and _context,
+     acc_get_cuda_stream, acc_set_cuda_stream), nvptx plugin only, all or
+     none: the CUdevice * and CUcontext of DEV, the CUstream of Q (NULL:
+     none), and Q's work going to STREAM from now on, once what Q holds
+     is done (false after a message).  */
+  void *(*acc_cuda_device) (struct ok_device *dev);
+  void *(*acc_cuda_context) (struct ok_device *dev);
+  void *(*acc_cuda_stream) (struct ok_acc_queue *q);
+  bool (*acc_cuda_set_stream) (struct ok_acc_queue *q, void *stream);
 
   /* Number of devices of this kind.  Called once, from
      GOMP_OFFLOAD_get_num_devices.  Must return 0 *silently* when the driver

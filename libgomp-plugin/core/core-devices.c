@@ -52,7 +52,41 @@ core_backend_ok (const struct ok_backend *b)
   return ok;
 }
 
-/* Ask every backend how many devices it has, once.  */
+/* How many devices each backend has, asked once (backends probe once),
+   before any "requires" mask is applied: get_caps, which libgomp calls
+   before get_num_devices, needs it too.  Called with CORE_LOCK held.  */
+static bool core_counted;
+static int core_counts[CORE_MAX_BACKENDS];
+
+static void
+core_count_locked (void)
+{
+  if (core_counted)
+    return;
+  /* Before the backends start: they may report what they load.  */
+  ok_trace_init ();
+  for (int b = 0; b < CORE_MAX_BACKENDS && ok_plugin.backends[b] != NULL;
+       b++)
+    {
+      const struct ok_backend *backend = ok_plugin.backends[b];
+      int n = core_backend_ok (backend) ? backend->probe () : 0;
+      core_counts[b] = n < 0 || n > 4096 ? 0 : n;
+    }
+  core_counted = true;
+}
+
+int
+core_backend_devices (int b)
+{
+  pthread_mutex_lock (&core_lock);
+  core_count_locked ();
+  int n = b < CORE_MAX_BACKENDS ? core_counts[b] : 0;
+  pthread_mutex_unlock (&core_lock);
+  return n;
+}
+
+/* Number the devices of every backend that meets the program's
+   requirements, once.  */
 static void
 core_probe (void)
 {
@@ -65,9 +99,7 @@ core_probe (void)
       pthread_mutex_unlock (&core_lock);
       return;
     }
-
-  /* Before the backends start: they may report what they load.  */
-  ok_trace_init ();
+  core_count_locked ();
 
   int counts[CORE_MAX_BACKENDS] = { 0 };
   int total = 0;
@@ -75,9 +107,7 @@ core_probe (void)
        b++)
     {
       const struct ok_backend *backend = ok_plugin.backends[b];
-      int n = core_backend_ok (backend) ? backend->probe () : 0;
-      if (n < 0 || n > 4096)
-	n = 0;
+      int n = core_counts[b];
       unsigned unmet = (CORE_REQUIRES_FEATURES (core_requires)
 			& ~backend->requires_supported);
       if (n > 0 && unmet != 0)
@@ -168,10 +198,12 @@ GOMP_OFFLOAD_get_name (void)
   return ok_plugin.name;
 }
 
+/* OpenACC only where every backend with devices runs it
+   (core-openacc.c).  */
 unsigned int
 GOMP_OFFLOAD_get_caps (void)
 {
-  return ok_plugin.caps;
+  return ok_plugin.caps | core_acc_caps ();
 }
 
 int
@@ -345,6 +377,7 @@ core_unload (void)
   core_slots = NULL;
   core_num_devices = 0;
   core_probed = false;
+  core_counted = false;
   core_requires = 0;
   core_requires_unmet = false;
 }

@@ -6,6 +6,7 @@
      core-memory.c   allocation (through the pool) and copies
      core-launch.c   launches, their completion, regions, ending the
                      program from a device
+     core-openacc.c  OpenACC: launches, queues, properties, profiling
      messages.c      the error contract (plugin-core.h)  */
 
 #ifndef OFFLOADKIT_CORE_INTERNAL_H
@@ -52,6 +53,20 @@ struct ok_device *core_device (int ord, const char *what);
    raw allocations.  */
 bool core_pool_init (struct ok_device *dev);
 bool core_pool_fini (struct ok_device *dev);
+/* Allocate and free device memory on DEV as GOMP_OFFLOAD_alloc and
+   GOMP_OFFLOAD_free do (the pool, the profiling events).  */
+void *core_dev_alloc (struct ok_device *dev, size_t size);
+bool core_dev_free (struct ok_device *dev, void *ptr);
+
+/* core-devices.c: the devices backend B of OK_PLUGIN has, whatever the
+   program requires.  */
+int core_backend_devices (int b);
+
+/* core-openacc.c: OK_GOMP_CAP_OPENACC_200 when the plugin can offer
+   OpenACC, else 0; and the profiling events of device allocations.  */
+unsigned core_acc_caps (void);
+void core_acc_alloc_event (void *ptr, size_t size);
+void core_acc_free_event (void *ptr);
 
 /* core-images.c: unload every image of DEV (finalisation).  */
 bool core_images_unload_all (struct ok_device *dev);

@@ -78,26 +78,40 @@ core_pool_fini (struct ok_device *dev)
   return ok;
 }
 
+/* An OpenACC profiling tool hears of every allocation and free, as
+   GCC's plugins tell it (core-openacc.c).  */
+void *
+core_dev_alloc (struct ok_device *dev, size_t size)
+{
+  void *ptr = (dev->pool != NULL ? ok_mem_pool_alloc (dev->pool, size)
+	       : dev->backend->alloc (dev, size));
+  if (ptr != NULL)
+    core_acc_alloc_event (ptr, size);
+  return ptr;
+}
+
+bool
+core_dev_free (struct ok_device *dev, void *ptr)
+{
+  bool ok = (dev->pool != NULL ? ok_mem_pool_free (dev->pool, ptr)
+	     : dev->backend->free (dev, ptr));
+  if (ok)
+    core_acc_free_event (ptr);
+  return ok;
+}
+
 void *
 GOMP_OFFLOAD_alloc (int ord, size_t size)
 {
   struct ok_device *dev = core_device (ord, "allocate device memory");
-  if (dev == NULL)
-    return NULL;
-  if (dev->pool != NULL)
-    return ok_mem_pool_alloc (dev->pool, size);
-  return dev->backend->alloc (dev, size);
+  return dev != NULL ? core_dev_alloc (dev, size) : NULL;
 }
 
 bool
 GOMP_OFFLOAD_free (int ord, void *ptr)
 {
   struct ok_device *dev = core_device (ord, "free device memory");
-  if (dev == NULL)
-    return false;
-  if (dev->pool != NULL)
-    return ok_mem_pool_free (dev->pool, ptr);
-  return dev->backend->free (dev, ptr);
+  return dev != NULL && core_dev_free (dev, ptr);
 }
 
 /* Copy N bytes with the backend's copy hook for DIR; WHAT names the

@@ -33,6 +33,11 @@ struct ok_plugin
   unsigned gcc_dev_version;
   /* The same from GCC 13 when it changed (gcn: 3), else 0.  */
   unsigned gcc_dev_version_13;
+  /* The device API an OpenACC profiling tool is told the plugin's events
+     come from (acc_prof.h's acc_device_api): what GCC's plugin of the
+     same name says, acc_device_api_cuda for nvptx, acc_device_api_other
+     for gcn, so that a tool keyed on it works alike with either.  */
+  int acc_device_api;
   /* The backends, NULL-terminated, in device-numbering order: devices of
      the first come first.  The emulated backend goes last, so emulated
      devices follow the real ones.  */
@@ -162,6 +167,14 @@ bool ok_memset_by_copy (struct ok_device *dev, void *ptr, int val, size_t n);
    reported error.  */
 bool ok_device_run (struct ok_device *dev, void *fn, void *tgt_vars,
 		    const struct ok_launch *launch);
+
+/* Whether an OpenACC profiling tool (acc_prof.h) listens on the calling
+   thread.  */
+bool ok_acc_profiling (void);
+/* For such a tool, when one listens: an OpenACC kernel KERNEL is being
+   started with DIMS (!END, just before) or has been (END, just after).  */
+void ok_acc_launch_event (bool end, const char *kernel,
+			  const unsigned dims[OK_ACC_DIMS]);
 
 /* The calling thread runs host code as a region of DEV (the emulated
    device), from ok_region_enter until ok_region_leave.  Meanwhile it may

@@ -12,6 +12,7 @@
      emu-view.c    what a running region sees in the variables' host
                    globals
      emu-run.c     the worker that runs a device's regions in order
+     emu-queue.c   OpenACC: queues, launches, properties
 
    Device memory is host memory from malloc, so device pointers given to a
    region work as they are.  Each allocation is its own malloc block,
@@ -173,6 +174,11 @@ int emu_is_accessible (struct ok_device *dev, const void *ptr, size_t size);
 bool emu_page_locked_alloc (struct ok_device *dev, void **ptr, size_t size);
 bool emu_page_locked_free (struct ok_device *dev, void *ptr);
 
+/* Check that [PTR, PTR + N), N > 0, lies in one live block of DEV, or
+   report that WHAT it is does not.  */
+bool emu_check_range (struct emu_device *dev, const void *ptr, size_t n,
+		      const char *what);
+
 /* ---- emu-image.c ---- */
 
 struct emu_var
@@ -276,6 +282,16 @@ struct emu_job
   char name_buf[2 + 2 * sizeof (void *) + 1];
 };
 
+/* The name of region function FN of DEV, for traces and profiling
+   tools.  The device name from the image's descriptor comes first,
+   because it is what a real device reports for the same region; else
+   the host symbol, when the dynamic symbol table has one that starts
+   exactly at FN (local functions, as GCC's outlined regions are, have
+   none); else FN's address, formatted in BUF (LEN bytes).  Called while
+   DEV's images are held.  */
+const char *emu_fn_name (struct emu_device *dev, void *fn, char *buf,
+			 size_t len);
+
 /* The worker of DEV, and its end (after the queue is drained).  */
 void *emu_worker (void *dev);
 void emu_worker_stop (struct emu_device *dev);
@@ -283,5 +299,51 @@ void emu_worker_stop (struct emu_device *dev);
 bool emu_launch (struct ok_device *dev, void *fn, void *tgt_vars,
 		 const struct ok_launch *launch, struct ok_job *job);
 bool emu_finish (struct ok_device *dev, struct ok_job *job);
+
+/* ---- emu-queue.c: OpenACC ---- */
+
+struct emu_op;
+
+/* An OpenACC queue: operations run in order by a thread of its own, as
+   late as a device may (emu-queue.c says why).  */
+struct emu_queue
+{
+  struct ok_acc_queue base;	/* First: the core's part.  */
+  pthread_mutex_t lock;
+  /* Signalled when operations are released to the thread, when one is
+     done, and when the queue stops.  */
+  pthread_cond_t cond;
+  struct emu_op *head, *tail;
+  /* Operations counted since the queue began: queued, released to the
+     thread (which runs the first RELEASED ones), done.  */
+  uint64_t queued, released, done;
+  /* An operation failed since the last wait (it said why).  */
+  bool failed;
+  /* What acc_get_cuda_stream answers for the queue: the queue itself
+     until acc_set_cuda_stream gives another handle.  */
+  void *cuda_stream;
+  bool stopping;
+  pthread_t thread;
+};
+
+/* The backend's acc_* hooks (backend.h says what each promises).  */
+bool emu_acc_queue_init (struct ok_acc_queue *q);
+bool emu_acc_queue_fini (struct ok_acc_queue *q);
+int emu_acc_queue_test (struct ok_acc_queue *q);
+bool emu_acc_queue_wait (struct ok_acc_queue *q);
+bool emu_acc_queue_join (struct ok_acc_queue *first,
+			 struct ok_acc_queue *later);
+bool emu_acc_queue_callback (struct ok_acc_queue *q, void (*fn) (void *),
+			     void *data);
+bool emu_acc_queue_copy (struct ok_acc_queue *q, enum ok_copy_dir dir,
+			 void *dst, const void *src, size_t n);
+bool emu_acc_exec (struct ok_device *dev, void *fn, void *args,
+		   const unsigned dims[OK_ACC_DIMS], struct ok_acc_queue *q);
+bool emu_acc_property (struct ok_device *dev, enum ok_acc_prop prop,
+		       size_t *num, const char **str);
+void *emu_acc_cuda_device (struct ok_device *dev);
+void *emu_acc_cuda_context (struct ok_device *dev);
+void *emu_acc_cuda_stream (struct ok_acc_queue *q);
+bool emu_acc_cuda_set_stream (struct ok_acc_queue *q, void *stream);
 
 #endif /* OFFLOADKIT_EMU_INTERNAL_H */

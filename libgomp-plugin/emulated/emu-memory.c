@@ -214,6 +214,19 @@ emu_access (struct emu_device *dev, const void *ptr, size_t n,
     }
 }
 
+bool
+emu_check_range (struct emu_device *dev, const void *ptr, size_t n,
+		 const char *what)
+{
+  pthread_mutex_lock (&dev->mem_lock);
+  bool ok = emu_reg_find (dev, ptr, n) != NULL;
+  pthread_mutex_unlock (&dev->mem_lock);
+  if (!ok)
+    ok_dev_error (&dev->base, "%s [%p, %p) is not inside one live allocation",
+		  what, ptr, (const void *) ((const char *) ptr + n));
+  return ok;
+}
+
 /* Where the device bytes at PTR, inside block B (a zeroed B: PTR is host
    memory), are now.  A variable's bytes are in its host global
    while its device's region runs, else in its copy.  The caller holds the

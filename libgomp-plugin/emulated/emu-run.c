@@ -32,15 +32,8 @@ emu_gomp_resolve (void)
 					    "omp_get_max_threads");
 }
 
-/* For traces: the name of region function FN of DEV.  The device name
-   from the image's descriptor comes first, because it is what a real
-   device reports for the same region; else the host symbol, when the
-   dynamic symbol table has one that starts exactly at FN (local
-   functions, as GCC's outlined regions are, have none); else FN's
-   address, formatted in JOB.  Called while the worker holds DEV's
-   images.  */
-static const char *
-emu_fn_name (struct emu_device *dev, void *fn, struct emu_job *job)
+const char *
+emu_fn_name (struct emu_device *dev, void *fn, char *buf, size_t len)
 {
   for (struct ok_loaded_image *l = ok_images_first (&dev->base); l != NULL;
        l = l->next)
@@ -55,8 +48,8 @@ emu_fn_name (struct emu_device *dev, void *fn, struct emu_job *job)
   if (dladdr (fn, &info) != 0 && info.dli_sname != NULL
       && info.dli_saddr == fn)
     return info.dli_sname;
-  snprintf (job->name_buf, sizeof job->name_buf, "%p", fn);
-  return job->name_buf;
+  snprintf (buf, len, "%p", fn);
+  return buf;
 }
 
 /* Tell the wrappers of DEV's images which device the calling thread runs
@@ -124,7 +117,8 @@ emu_execute (struct emu_device *dev, struct emu_job *job)
   pthread_mutex_lock (&emu_region_lock);
   ok_images_hold (&dev->base);
   if (ok_trace_on ())
-    job->base.kernel = emu_fn_name (dev, (void *) job->fn, job);
+    job->base.kernel = emu_fn_name (dev, (void *) job->fn, job->name_buf,
+				    sizeof job->name_buf);
   emu_view_all (dev, true);
   if (pthread_create (&thread, NULL, emu_region_thread, &region) == 0)
     pthread_join (thread, NULL);

@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <acc_prof.h>
+
 static const char *program = "gomp-standin";
 bool standin_verbose;
 bool standin_show_errors;
@@ -253,6 +255,89 @@ GOMP_PLUGIN_target_task_completion (void *data)
   completion_from = pthread_self ();
   pthread_cond_broadcast (&cb_cond);
   pthread_mutex_unlock (&cb_lock);
+}
+
+__thread void *standin_acc_tls;
+bool standin_acc_prof;
+static struct standin_acc_events acc_events;
+
+void *GOMP_PLUGIN_acc_thread (void);
+void *
+GOMP_PLUGIN_acc_thread (void)
+{
+  return standin_acc_tls;
+}
+
+/* libgomp's struct goacc_thread, as far as plugins read it (the plugin's
+   oacc-abi.h has the layout): the profiling state.  */
+struct standin_goacc_thread
+{
+  void *base_dev, *dev, *saved_bound_dev, *mapped_data;
+  acc_prof_info *prof_info;
+  acc_api_info *api_info;
+  bool prof_callbacks_enabled;
+  void *next;
+  void *target_tls;
+};
+static __thread struct standin_goacc_thread acc_thread;
+static __thread acc_prof_info acc_prof;
+static __thread acc_api_info acc_api;
+
+void *GOMP_PLUGIN_goacc_thread (void);
+void *
+GOMP_PLUGIN_goacc_thread (void)
+{
+  if (!standin_acc_prof)
+    return NULL;
+  acc_thread.prof_info = &acc_prof;
+  acc_thread.api_info = &acc_api;
+  acc_thread.target_tls = standin_acc_tls;
+  return &acc_thread;
+}
+
+void GOMP_PLUGIN_goacc_profiling_dispatch (acc_prof_info *, acc_event_info *,
+					   acc_api_info *);
+void
+GOMP_PLUGIN_goacc_profiling_dispatch (acc_prof_info *prof,
+				      acc_event_info *ev, acc_api_info *api)
+{
+  pthread_mutex_lock (&cb_lock);
+  int t = ev->event_type;
+  if (t >= 0 && t < 32 && prof->event_type == ev->event_type)
+    acc_events.count[t]++;
+  if (t == acc_ev_enqueue_launch_start || t == acc_ev_enqueue_launch_end)
+    {
+      snprintf (acc_events.kernel, sizeof acc_events.kernel, "%s",
+		ev->launch_event.kernel_name != NULL
+		? ev->launch_event.kernel_name : "(null)");
+      acc_events.dims[0] = ev->launch_event.num_gangs;
+      acc_events.dims[1] = ev->launch_event.num_workers;
+      acc_events.dims[2] = ev->launch_event.vector_length;
+    }
+  else
+    {
+      acc_events.bytes = ev->data_event.bytes;
+      acc_events.device_ptr = ev->data_event.device_ptr;
+    }
+  acc_events.device_api = api->device_api;
+  pthread_mutex_unlock (&cb_lock);
+}
+
+void
+standin_acc_events_reset (void)
+{
+  pthread_mutex_lock (&cb_lock);
+  memset (&acc_events, 0, sizeof acc_events);
+  pthread_mutex_unlock (&cb_lock);
+}
+
+struct standin_acc_events
+standin_acc_events_now (void)
+{
+  pthread_mutex_lock (&cb_lock);
+  struct standin_acc_events e = acc_events;
+  pthread_mutex_unlock (&cb_lock);
+  return e;
 }
 
 static struct standin_rev rev_record;

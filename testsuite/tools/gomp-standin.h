@@ -142,6 +142,28 @@ void standin_rev_reset (void);
 struct standin_rev standin_rev_now (void);
 extern int standin_rev_device;
 
+/* OpenACC: what GOMP_PLUGIN_acc_thread answers on this thread (the
+   thread data the plugin's create_thread_data gave; NULL: the thread has
+   no OpenACC device), and the profiling events the plugin dispatched
+   through GOMP_PLUGIN_goacc_profiling_dispatch while STANDIN_ACC_PROF
+   says a tool listens (GOMP_PLUGIN_goacc_thread then gives a thread
+   with profiling state): how many of each acc_event_t, the last
+   launch's kernel name (copied) and dimensions, the last data event's
+   bytes and device pointer, and the device API the plugin said.  */
+extern __thread void *standin_acc_tls;
+extern bool standin_acc_prof;
+struct standin_acc_events
+{
+  int count[32];
+  char kernel[64];
+  unsigned long dims[3];
+  unsigned long bytes;
+  const void *device_ptr;
+  int device_api;
+};
+void standin_acc_events_reset (void);
+struct standin_acc_events standin_acc_events_now (void);
+
 /* Where GOMP_PLUGIN_fatal jumps in this thread, when set.  */
 extern __thread jmp_buf *standin_fatal_jump;
 
