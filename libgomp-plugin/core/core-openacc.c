@@ -134,6 +134,11 @@ core_acc_free_event (void *ptr)
     core_acc_data_event (thr, acc_ev_free, (size_t) -1, NULL, ptr);
 }
 
+/* The launch event of the calling thread: the end event is the start
+   event's structure again, as in GCC's plugins, so that what a tool
+   wrote into it at the start (its TOOL_INFO) is there at the end.  */
+static __thread acc_event_info core_launch_info;
+
 void
 ok_acc_launch_event (bool end, const char *kernel,
 		     const unsigned dims[OK_ACC_DIMS])
@@ -145,6 +150,8 @@ ok_acc_launch_event (bool end, const char *kernel,
     : acc_ev_enqueue_launch_start;
   acc_event_info info;
   memset (&info, 0, sizeof info);
+  if (end)
+    info = core_launch_info;
   thr->prof_info->event_type = type;
   info.launch_event.event_type = type;
   info.launch_event.valid_bytes = _ACC_LAUNCH_EVENT_INFO_VALID_BYTES;
@@ -157,6 +164,7 @@ ok_acc_launch_event (bool end, const char *kernel,
   thr->api_info->device_api = (acc_device_api) ok_plugin.acc_device_api;
   GOMP_PLUGIN_goacc_profiling_dispatch (thr->prof_info, &info,
 					thr->api_info);
+  core_launch_info = info;
 }
 
 /* Thread data and properties.  */

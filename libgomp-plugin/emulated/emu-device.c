@@ -13,6 +13,8 @@ emu_init_device (struct ok_device *d)
   struct emu_device *dev = emu_dev (d);
   ok_device_set_label (d, "emulated device %d", d->local);
   pthread_mutex_init (&dev->mem_lock, NULL);
+  pthread_mutex_init (&dev->acc_lock, NULL);
+  pthread_mutex_init (&dev->defer_lock, NULL);
   pthread_mutex_init (&dev->queue_lock, NULL);
   pthread_cond_init (&dev->queue_cond, NULL);
   pthread_cond_init (&dev->done_cond, NULL);
@@ -23,6 +25,8 @@ emu_init_device (struct ok_device *d)
       pthread_cond_destroy (&dev->done_cond);
       pthread_cond_destroy (&dev->queue_cond);
       pthread_mutex_destroy (&dev->queue_lock);
+      pthread_mutex_destroy (&dev->defer_lock);
+      pthread_mutex_destroy (&dev->acc_lock);
       pthread_mutex_destroy (&dev->mem_lock);
       return false;
     }
@@ -40,6 +44,10 @@ emu_fini_device (struct ok_device *d)
   for (size_t i = 0; i < dev->num_blocks; i++)
     free (dev->blocks[i].start);
   free (dev->blocks);
+  /* Deferred frees are among the blocks just freed.  */
+  free (dev->deferred);
+  pthread_mutex_destroy (&dev->defer_lock);
+  pthread_mutex_destroy (&dev->acc_lock);
   pthread_cond_destroy (&dev->done_cond);
   pthread_cond_destroy (&dev->queue_cond);
   pthread_mutex_destroy (&dev->queue_lock);

@@ -110,6 +110,16 @@ struct emu_device
   struct emu_job *head, *tail;
   bool stopping;
   pthread_t worker;
+
+  /* OpenACC (emu-queue.c): the device's queues, and the frees asked for
+     on their threads (libgomp's callbacks unmapping data), which wait
+     for a device-wide synchronisation, as CUDA's cuMemFree is one: work
+     queued earlier on another queue may still use the memory.  */
+  pthread_mutex_t acc_lock;	/* Guards QUEUES.  */
+  struct emu_queue *queues;
+  pthread_mutex_t defer_lock;	/* Guards DEFERRED.  */
+  void **deferred;
+  size_t num_deferred, max_deferred;
 };
 
 /* The emulated device whose core half is D.  */
@@ -322,9 +332,19 @@ struct emu_queue
   /* What acc_get_cuda_stream answers for the queue: the queue itself
      until acc_set_cuda_stream gives another handle.  */
   void *cuda_stream;
+  struct emu_queue *next;	/* In the device's list.  */
   bool stopping;
   pthread_t thread;
 };
+
+/* Whether the calling thread is one of an OpenACC queue's.  */
+bool emu_on_queue_thread (void);
+/* Free later what the caller, an OpenACC queue's thread, asked to free;
+   false after a message when out of memory.  */
+bool emu_defer_free (struct emu_device *dev, void *ptr);
+/* When frees wait (and the calling thread may wait): run the work
+   queued so far on every queue of DEV, then free them.  */
+void emu_acc_flush (struct emu_device *dev);
 
 /* The backend's acc_* hooks (backend.h says what each promises).  */
 bool emu_acc_queue_init (struct ok_acc_queue *q);

@@ -186,6 +186,26 @@ emu_block_shared (const struct emu_block *b)
   return b->kind == EMU_VAR || b->views > 0;
 }
 
+/* Report that [PTR, PTR + N), N > 0, named WHAT, is no device memory of
+   DEV.  The message begins as GCC's nvptx plugin's for the same mistake
+   (libgomp's tests look for its words): "invalid device address" when
+   PTR lies in no live block, "invalid size" when the range runs past the
+   end of the one it starts in.  The caller holds DEV->mem_lock.  */
+static void
+emu_range_error (struct emu_device *dev, const void *ptr, size_t n,
+		 const char *what)
+{
+  const void *end = (const char *) ptr + n;
+  struct emu_block *b = emu_reg_find (dev, ptr, 1);
+  if (b == NULL)
+    ok_dev_error (&dev->base, "invalid device address: %s [%p, %p) is not"
+		  " inside one live allocation", what, ptr, end);
+  else
+    ok_dev_error (&dev->base, "invalid size: %s [%p, %p) runs past the end"
+		  " of the allocation [%p, %p)", what, ptr, end,
+		  (void *) b->start, (void *) (b->start + b->size));
+}
+
 /* Check that [PTR, PTR + N), N > 0, lies in one live block and store a
    copy of it in *OUT; error naming WHAT if not.  If the block is shared,
    make sure the region lock is held: *HELD says whether this thread took
@@ -200,13 +220,11 @@ emu_access (struct emu_device *dev, const void *ptr, size_t n,
       struct emu_block *b = emu_reg_find (dev, ptr, n);
       if (b != NULL)
 	*out = *b;
+      else
+	emu_range_error (dev, ptr, n, what);
       pthread_mutex_unlock (&dev->mem_lock);
       if (b == NULL)
-	{
-	  ok_dev_error (&dev->base, "%s [%p, %p) is not inside one live allocation",
-		     what, ptr, (const void *) ((const char *) ptr + n));
-	  return false;
-	}
+	return false;
       if (*held || emu_current () != NULL || !emu_block_shared (out))
 	return true;
       /* Look again under the lock: the block may have gone meanwhile.  */
@@ -220,10 +238,9 @@ emu_check_range (struct emu_device *dev, const void *ptr, size_t n,
 {
   pthread_mutex_lock (&dev->mem_lock);
   bool ok = emu_reg_find (dev, ptr, n) != NULL;
-  pthread_mutex_unlock (&dev->mem_lock);
   if (!ok)
-    ok_dev_error (&dev->base, "%s [%p, %p) is not inside one live allocation",
-		  what, ptr, (const void *) ((const char *) ptr + n));
+    emu_range_error (dev, ptr, n, what);
+  pthread_mutex_unlock (&dev->mem_lock);
   return ok;
 }
 
@@ -248,6 +265,12 @@ emu_copy (struct emu_device *dev, void *dst, const void *src, size_t n,
 {
   struct emu_block bs = { 0 }, bd = { 0 };
   bool held = false;
+  if ((!check_src && src == NULL) || (!check_dst && dst == NULL))
+    {
+      ok_dev_error (&dev->base, "invalid host address: copy of %zu bytes"
+		    " %s host address NULL", n, check_src ? "to" : "from");
+      return false;
+    }
   if ((check_src
        && !emu_access (dev, src, n, "copy from device memory", &bs, &held))
       || (check_dst
@@ -295,6 +318,7 @@ emu_dev2dev (struct ok_device *d, void *dst, const void *src, size_t n)
 void *
 emu_alloc (struct ok_device *d, size_t size)
 {
+  emu_acc_flush (emu_dev (d));
   return emu_new_block (emu_dev (d), size, EMU_USER);
 }
 
@@ -305,13 +329,30 @@ emu_free (struct ok_device *d, void *ptr)
   bool held = false;
   if (ptr == NULL)
     return true;
+  if (emu_on_queue_thread ())
+    {
+      /* Checked now, freed later (emu_acc_flush).  */
+      pthread_mutex_lock (&dev->mem_lock);
+      struct emu_block *b = emu_reg_exact (dev, ptr);
+      bool ok = b != NULL && b->kind == EMU_USER;
+      pthread_mutex_unlock (&dev->mem_lock);
+      if (!ok)
+	{
+	  ok_dev_error (&dev->base, "cannot free %p: invalid device address:"
+			" it is not the start of a live allocation", ptr);
+	  return false;
+	}
+      return emu_defer_free (dev, ptr);
+    }
+  emu_acc_flush (dev);
   for (;;)
     {
       pthread_mutex_lock (&dev->mem_lock);
       struct emu_block *b = emu_reg_exact (dev, ptr);
       const char *why = NULL;
       if (b == NULL)
-	why = "it is not the start of a live allocation";
+	why = "invalid device address: it is not the start of a live"
+	  " allocation";
       else if (b->kind != EMU_USER)
 	why = "it belongs to a loaded image";
       else if (b->views > 0 && emu_current () != NULL)

@@ -131,12 +131,22 @@ emu_op_run (struct emu_queue *q, struct emu_op *op)
   return false;
 }
 
+/* The queue whose thread the calling thread is, or NULL.  */
+static __thread struct emu_queue *emu_queue_self;
+
+bool
+emu_on_queue_thread (void)
+{
+  return emu_queue_self != NULL;
+}
+
 /* Q's thread: run the released operations in order until the queue
    stops.  */
 static void *
 emu_queue_thread (void *arg)
 {
   struct emu_queue *q = arg;
+  emu_queue_self = q;
   pthread_mutex_lock (&q->lock);
   for (;;)
     {
@@ -203,6 +213,7 @@ bool
 emu_acc_queue_init (struct ok_acc_queue *base)
 {
   struct emu_queue *q = emu_queue (base);
+  struct emu_device *dev = emu_dev (base->dev);
   pthread_mutex_init (&q->lock, NULL);
   pthread_cond_init (&q->cond, NULL);
   int err = pthread_create (&q->thread, NULL, emu_queue_thread, q);
@@ -214,6 +225,10 @@ emu_acc_queue_init (struct ok_acc_queue *base)
       pthread_mutex_destroy (&q->lock);
       return false;
     }
+  pthread_mutex_lock (&dev->acc_lock);
+  q->next = dev->queues;
+  dev->queues = q;
+  pthread_mutex_unlock (&dev->acc_lock);
   return true;
 }
 
@@ -237,7 +252,16 @@ bool
 emu_acc_queue_fini (struct ok_acc_queue *base)
 {
   struct emu_queue *q = emu_queue (base);
+  struct emu_device *dev = emu_dev (base->dev);
   bool ok = emu_queue_drain (q);
+  pthread_mutex_lock (&dev->acc_lock);
+  for (struct emu_queue **p = &dev->queues; *p != NULL; p = &(*p)->next)
+    if (*p == q)
+      {
+	*p = q->next;
+	break;
+      }
+  pthread_mutex_unlock (&dev->acc_lock);
   pthread_mutex_lock (&q->lock);
   q->stopping = true;
   pthread_cond_broadcast (&q->cond);
@@ -264,6 +288,63 @@ bool
 emu_acc_queue_wait (struct ok_acc_queue *base)
 {
   return emu_queue_drain (emu_queue (base));
+}
+
+bool
+emu_defer_free (struct emu_device *dev, void *ptr)
+{
+  pthread_mutex_lock (&dev->defer_lock);
+  if (dev->num_deferred == dev->max_deferred)
+    {
+      size_t max = dev->max_deferred ? 2 * dev->max_deferred : 16;
+      void **p = realloc (dev->deferred, max * sizeof *p);
+      if (p == NULL)
+	{
+	  pthread_mutex_unlock (&dev->defer_lock);
+	  ok_dev_error (&dev->base, "out of memory deferring a free");
+	  return false;
+	}
+      dev->deferred = p;
+      dev->max_deferred = max;
+    }
+  dev->deferred[dev->num_deferred++] = ptr;
+  pthread_mutex_unlock (&dev->defer_lock);
+  return true;
+}
+
+/* Called by the device's allocations and frees.  A queue's thread, or a
+   region's, must not wait for queues (it may be what they wait for), so
+   they leave the flush to the next caller that may.  */
+void
+emu_acc_flush (struct emu_device *dev)
+{
+  if (__atomic_load_n (&dev->num_deferred, __ATOMIC_ACQUIRE) == 0
+      || emu_on_queue_thread () || emu_current () != NULL)
+    return;
+  pthread_mutex_lock (&dev->acc_lock);
+  /* The queues' threads free nothing meanwhile (they defer it), and
+     none of them takes ACC_LOCK.  */
+  for (struct emu_queue *q = dev->queues; q != NULL; q = q->next)
+    {
+      /* What the queues' work reported is reported already; a failure
+	 shows again at the program's next wait.  */
+      pthread_mutex_lock (&q->lock);
+      uint64_t target = q->queued;
+      emu_queue_release (q);
+      while (q->done < target)
+	pthread_cond_wait (&q->cond, &q->lock);
+      pthread_mutex_unlock (&q->lock);
+    }
+  pthread_mutex_unlock (&dev->acc_lock);
+  pthread_mutex_lock (&dev->defer_lock);
+  void **ptrs = dev->deferred;
+  size_t n = dev->num_deferred;
+  dev->deferred = NULL;
+  dev->num_deferred = dev->max_deferred = 0;
+  pthread_mutex_unlock (&dev->defer_lock);
+  for (size_t i = 0; i < n; i++)
+    emu_free (&dev->base, ptrs[i]);
+  free (ptrs);
 }
 
 bool

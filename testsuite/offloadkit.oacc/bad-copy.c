@@ -1,5 +1,6 @@
 /* A copy to an address that is no device memory is refused, with the
-   emulated device's message, and the program stops.  */
+   emulated device's message (which begins as GCC's nvptx plugin's), and
+   the program stops.  */
 /* { dg-shouldfail "copy outside device memory" } */
 
 #include <openacc.h>
@@ -15,4 +16,4 @@ main (void)
   return 0;
 }
 
-/* { dg-output "CheCKpOInT.*copy to device memory \\\[0x\[0-9a-f\]+, 0x\[0-9a-f\]+\\) is not inside one live allocation" } */
+/* { dg-output "CheCKpOInT.*invalid device address: copy to device memory \\\[0x\[0-9a-f\]+, 0x\[0-9a-f\]+\\) is not inside one live allocation" } */
