@@ -213,12 +213,15 @@ GOMP_OFFLOAD_openacc_get_property (int ord, int prop)
 
 /* Launches.  */
 
-/* libgomp 12's arguments: the device block of MAPNUM addresses, each
-   DEVADDRS[I] or, when NULL, HOSTADDRS[I], made on DEV and uploaded;
-   NULL after a message.  */
+/* libgomp 12's arguments: the block of MAPNUM device addresses, each
+   DEVADDRS[I] or, when NULL, HOSTADDRS[I], made on DEV and uploaded, on Q
+   when not NULL, as GCC 12's plugins upload it.  Its device address, or
+   NULL after a message; *HOST_BLOCK is the host copy, which the upload
+   on Q reads until it has run.  */
 static void *
-core_acc_args_block (struct ok_device *dev, size_t mapnum, void **hostaddrs,
-		     void **devaddrs)
+core_acc_args_block (struct ok_device *dev, struct ok_acc_queue *q,
+		     size_t mapnum, void **hostaddrs, void **devaddrs,
+		     void ***host_block)
 {
   size_t bytes = mapnum * sizeof (void *);
   void **block = malloc (bytes);
@@ -238,24 +241,30 @@ core_acc_args_block (struct ok_device *dev, size_t mapnum, void **hostaddrs,
   struct ok_goacc_thread *thr = core_acc_profiling ();
   if (thr != NULL)
     core_acc_data_event (thr, acc_ev_enqueue_upload_start, bytes, block, dp);
-  bool ok = dev->backend->host2dev (dev, dp, block, bytes);
+  bool ok = (q != NULL
+	     ? dev->backend->acc_queue_copy (q, OK_COPY_H2D, dp, block, bytes)
+	     : dev->backend->host2dev (dev, dp, block, bytes));
   if (thr != NULL && ok)
     core_acc_data_event (thr, acc_ev_enqueue_upload_end, bytes, block, dp);
-  free (block);
   if (!ok)
     {
+      free (block);
       core_dev_free (dev, dp);
       return NULL;
     }
+  if (q == NULL)
+    free (block);
+  *host_block = q != NULL ? block : NULL;
   return dp;
 }
 
 /* What a queue callback frees after an asynchronous launch of libgomp
-   12's form: its argument block.  */
+   12's form: its argument block, on the device and on the host.  */
 struct core_acc_block
 {
   struct ok_device *dev;
   void *block;
+  void **host_block;
 };
 
 static void
@@ -263,6 +272,7 @@ core_acc_free_block (void *data)
 {
   struct core_acc_block *b = data;
   core_dev_free (b->dev, b->block);
+  free (b->host_block);
   free (b);
 }
 
@@ -287,9 +297,11 @@ core_acc_exec (void (*fn) (void *), size_t mapnum, void **hostaddrs,
 
   void *args = devaddrs;
   void *block = NULL;
+  void **host_block = NULL;
   if (ok_libgomp_gcc () == 12 && mapnum > 0)
     {
-      block = core_acc_args_block (dev, mapnum, hostaddrs, devaddrs);
+      block = core_acc_args_block (dev, q, mapnum, hostaddrs, devaddrs,
+				   &host_block);
       if (block == NULL)
 	GOMP_PLUGIN_fatal ("offloadkit-%s: OpenACC region not run",
 			   ok_plugin.name);
@@ -309,12 +321,12 @@ core_acc_exec (void (*fn) (void *), size_t mapnum, void **hostaddrs,
       return;
     }
   struct core_acc_block *b = malloc (sizeof *b);
+  if (b != NULL)
+    *b = (struct core_acc_block) { dev, block, host_block };
   if (b == NULL
       || !dev->backend->acc_queue_callback (q, core_acc_free_block, b))
     GOMP_PLUGIN_fatal ("offloadkit-%s: cannot queue the end of an OpenACC"
 		       " region on %s", ok_plugin.name, dev->label);
-  b->dev = dev;
-  b->block = block;
 }
 
 void

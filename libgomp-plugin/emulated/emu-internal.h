@@ -113,8 +113,8 @@ struct emu_device
 
   /* OpenACC (emu-queue.c): the device's queues, and the frees asked for
      on their threads (libgomp's callbacks unmapping data), which wait
-     for a device-wide synchronisation, as CUDA's cuMemFree is one: work
-     queued earlier on another queue may still use the memory.  */
+     for the next synchronous operation (emu_acc_sync): work queued
+     earlier on another queue may still use the memory.  */
   pthread_mutex_t acc_lock;	/* Guards QUEUES.  */
   struct emu_queue *queues;
   pthread_mutex_t defer_lock;	/* Guards DEFERRED.  */
@@ -342,9 +342,11 @@ bool emu_on_queue_thread (void);
 /* Free later what the caller, an OpenACC queue's thread, asked to free;
    false after a message when out of memory.  */
 bool emu_defer_free (struct emu_device *dev, void *ptr);
-/* When frees wait (and the calling thread may wait): run the work
-   queued so far on every queue of DEV, then free them.  */
-void emu_acc_flush (struct emu_device *dev);
+/* Before a synchronous operation of DEV (a copy, a free, a launch) by a
+   thread that may wait, as CUDA's legacy stream waits for the streams
+   GCC's nvptx plugin makes for OpenACC queues: run the work queued so far
+   on every queue of DEV, then free what was deferred.  */
+void emu_acc_sync (struct emu_device *dev);
 
 /* The backend's acc_* hooks (backend.h says what each promises).  */
 bool emu_acc_queue_init (struct ok_acc_queue *q);

@@ -300,25 +300,27 @@ emu_copy (struct emu_device *dev, void *dst, const void *src, size_t n,
 bool
 emu_host2dev (struct ok_device *d, void *dst, const void *src, size_t n)
 {
+  emu_acc_sync (emu_dev (d));
   return emu_copy (emu_dev (d), dst, src, n, false, true);
 }
 
 bool
 emu_dev2host (struct ok_device *d, void *dst, const void *src, size_t n)
 {
+  emu_acc_sync (emu_dev (d));
   return emu_copy (emu_dev (d), dst, src, n, true, false);
 }
 
 bool
 emu_dev2dev (struct ok_device *d, void *dst, const void *src, size_t n)
 {
+  emu_acc_sync (emu_dev (d));
   return emu_copy (emu_dev (d), dst, src, n, true, true);
 }
 
 void *
 emu_alloc (struct ok_device *d, size_t size)
 {
-  emu_acc_flush (emu_dev (d));
   return emu_new_block (emu_dev (d), size, EMU_USER);
 }
 
@@ -331,7 +333,7 @@ emu_free (struct ok_device *d, void *ptr)
     return true;
   if (emu_on_queue_thread ())
     {
-      /* Checked now, freed later (emu_acc_flush).  */
+      /* Checked now, freed later (emu_acc_sync).  */
       pthread_mutex_lock (&dev->mem_lock);
       struct emu_block *b = emu_reg_exact (dev, ptr);
       bool ok = b != NULL && b->kind == EMU_USER;
@@ -344,7 +346,7 @@ emu_free (struct ok_device *d, void *ptr)
 	}
       return emu_defer_free (dev, ptr);
     }
-  emu_acc_flush (dev);
+  emu_acc_sync (dev);
   for (;;)
     {
       pthread_mutex_lock (&dev->mem_lock);

@@ -4,8 +4,11 @@
    callbacks, and the markers that order two queues) and a thread that
    runs them in order.  It runs them as late as a device may: only once
    the program waits for the queue, tests it, orders another queue after
-   it, or destroys it.  On a GPU the work of a queue runs meanwhile, at
-   an unknown time; here a program that reads what a queue writes without
+   it, or destroys it, or a synchronous operation of the device (a copy,
+   a free, a launch) comes, which waits for every queue's work as CUDA's
+   legacy stream waits for the blocking streams GCC's nvptx plugin makes
+   for queues.  On a GPU the work of a queue runs meanwhile, at an
+   unknown time; here a program that reads what a queue writes without
    waiting for it sees the old values every time, instead of on some runs
    only, and one that waits sees the new ones.
 
@@ -312,13 +315,13 @@ emu_defer_free (struct emu_device *dev, void *ptr)
   return true;
 }
 
-/* Called by the device's allocations and frees.  A queue's thread, or a
-   region's, must not wait for queues (it may be what they wait for), so
-   they leave the flush to the next caller that may.  */
+/* A queue's thread, or a region's, must not wait for queues (it may be
+   what they wait for): the next caller that may does it.  */
 void
-emu_acc_flush (struct emu_device *dev)
+emu_acc_sync (struct emu_device *dev)
 {
-  if (__atomic_load_n (&dev->num_deferred, __ATOMIC_ACQUIRE) == 0
+  if ((__atomic_load_n (&dev->queues, __ATOMIC_ACQUIRE) == NULL
+       && __atomic_load_n (&dev->num_deferred, __ATOMIC_ACQUIRE) == 0)
       || emu_on_queue_thread () || emu_current () != NULL)
     return;
   pthread_mutex_lock (&dev->acc_lock);
@@ -439,6 +442,8 @@ emu_acc_exec (struct ok_device *d, void *fn, void *args,
   bool ok;
   if (base == NULL)
     {
+      /* On the device's legacy stream, after the queues' work.  */
+      emu_acc_sync (dev);
       struct ok_launch launch = { 0, 0 };
       ok = ok_device_run (d, fn, args, &launch);
     }
