@@ -25,7 +25,7 @@ int (*f_symbol) (const char *, int, uintptr_t *, uint64_t *, int *,
 /* ------------------------------------------------------------------ */
 /* Descriptors, as the test libraries' constructors register them.  */
 
-static struct reg regs[4];
+static struct reg regs[5];
 static int nregs;
 
 void GOMP_offload_register_ver (unsigned, const void *, int, const void *);
@@ -39,7 +39,7 @@ GOMP_offload_register_ver (unsigned version, const void *host_table,
      program's requires mask, and the plugin gets what follows.  */
   if ((version >> 16) >= 2)
     target_data = (const uintptr_t *) target_data + 1;
-  if (nregs < 4)
+  if (nregs < 5)
     regs[nregs++] = (struct reg) { version, host_table, type, target_data };
 }
 
@@ -153,10 +153,10 @@ test_fini (void)
 int
 main (int argc, char **argv)
 {
-  if (argc < 4 || argc > 6)
+  if (argc < 4 || argc > 7)
     {
       fprintf (stderr, "usage: %s PLUGIN.so FAKE-HSA.so OURS.so"
-	       " [GCCS.so|- [IND.so]]\n", argv[0]);
+	       " [GCCS.so|- [IND.so [IND16.so]]]\n", argv[0]);
       return 2;
     }
   if (!read_settings ())
@@ -172,7 +172,8 @@ main (int argc, char **argv)
   const char *ours_path = argv[3];
   const char *gccs_path = argc >= 5 && strcmp (argv[4], "-") != 0
 			  ? argv[4] : NULL;
-  const char *inds_path = argc == 6 ? argv[5] : NULL;
+  const char *inds_path = argc >= 6 ? argv[5] : NULL;
+  const char *inds16_path = argc == 7 ? argv[6] : NULL;
   unsetenv ("OFFLOADKIT_EMULATE");
   unsetenv ("FAKEHSA_FAIL");
   unsetenv ("FAKEHSA_AGENTS");
@@ -206,6 +207,11 @@ main (int argc, char **argv)
 	      && target_for (inds->target_data, agent_arch[0]) != NULL,
 	      "IND.so registered one descriptor with one %s image",
 	      agent_name[0]);
+    }
+  if (inds16_path != NULL)
+    {
+      inds16 = register_library (inds16_path);
+      check ("IND16.so registered one descriptor", inds16 != NULL);
     }
 
   static const struct harness_sym syms[] = {

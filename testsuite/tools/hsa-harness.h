@@ -1,14 +1,16 @@
 /* Unit tests of the HSA backend of libgomp-plugin-gcn.so.1, over the fake
    HSA runtime (testsuite/fakehsa), without libgomp or a GPU.
 
-   Usage: hsa-harness PLUGIN.so FAKE-HSA.so OURS.so [GCCS.so|- [IND.so]]
+   Usage: hsa-harness PLUGIN.so FAKE-HSA.so OURS.so
+	    [GCCS.so|- [IND.so [IND16.so]]]
 
    OURS.so and GCCS.so are shared libraries with OpenMP target regions,
    built by offloadkit.gcn/gcn.exp from image.c through our gcn mkoffload
    (for the two GPUs of HSA_HARNESS_AGENTS, gfx906 and gfx900 by default:
    two real code objects from Debian's amdgcn accel compiler) and through
    GCC's own (the first GPU, GCC's image format); IND.so from ind.c
-   through ours (the first GPU), with two indirect functions.  The
+   through ours (the first GPU), with two indirect functions, and
+   IND16.so from the same with GCC 16's __gomp_indirect_addr_hmap.  The
    device code is that of the GCC named by HSA_HARNESS_GCC, and the
    checks expect its kernel-argument layout, decided per image.  This
    program defines GOMP_offload_register_ver, which their constructors
@@ -132,8 +134,8 @@ struct reg
 /* Ours, with NFUNCS functions and NVARS variables, and GCC's (NULL if it
    was not built).  */
 extern const struct reg *ours, *gccs;
-/* IND.so's (hsa-harness-abi3.c), or NULL.  */
-extern const struct reg *inds;
+/* IND.so's and IND16.so's (hsa-harness-abi3.c), or NULL.  */
+extern const struct reg *inds, *inds16;
 extern const struct ok_openmp_target *our_desc;
 extern size_t nfuncs, nvars;
 
