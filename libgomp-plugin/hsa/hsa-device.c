@@ -217,6 +217,7 @@ const struct ok_backend ok_backend_hsa = {
   .dev2host = gcn_dev2host,
   .dev2dev = gcn_dev2dev,
   .memset = gcn_memset,
+  .copy_rect = gcn_copy_rect,
   .get_uid = gcn_get_uid,
   .interop_frs = gcn_interop_frs,
   .interop_init = gcn_interop_init,

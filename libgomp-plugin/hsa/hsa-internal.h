@@ -215,6 +215,7 @@ bool gcn_dev2dev (struct ok_device *dev, void *dst, const void *src,
 /* libgomp 15 and 16's entry points (backend.h says what each
    promises).  */
 bool gcn_memset (struct ok_device *dev, void *ptr, int val, size_t n);
+int gcn_copy_rect (struct ok_device *dev, const struct ok_rect *rect);
 char *gcn_get_uid (struct ok_device *dev);
 
 /* ---- hsa-interop.c ---- */

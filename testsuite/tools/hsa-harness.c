@@ -224,7 +224,7 @@ main (int argc, char **argv)
     .fake_path = argv[2], .library_var = "OFFLOADKIT_HSA_LIBRARY",
     .fake_prefix = "fakehsa", .fake_syms = syms, .fake_who = "runtime",
     .leak_kinds = HARNESS_LIST ("mem", "code", "executable", "reader",
-			       "queue", "signal"),
+			       "queue", "signal", "lock"),
     .env = HARNESS_LIST ("FAKEHSA_AGENTS", agent_list),
   };
   /* Device counts and errors with a fresh plugin each, then the main
