@@ -222,12 +222,22 @@ struct fh_svm
 static struct fh_svm *fh_svms;
 static size_t fh_nsvms, fh_svm_cap;
 
-/* Whether host page P is mapped in the process.  */
+/* Whether the N bytes of host pages at P are all mapped in the
+   process.  */
+static bool
+fh_pages_mapped (uintptr_t p, size_t n)
+{
+  unsigned char one, *v = n <= FH_PAGE ? &one : malloc (n / FH_PAGE + 1);
+  bool ok = v != NULL && (mincore ((void *) p, n, v) == 0 || errno != ENOMEM);
+  if (v != &one)
+    free (v);
+  return ok;
+}
+
 static bool
 fh_page_mapped (uintptr_t p)
 {
-  unsigned char v;
-  return mincore ((void *) p, FH_PAGE, &v) == 0 || errno != ENOMEM;
+  return fh_pages_mapped (p, FH_PAGE);
 }
 
 /* Forget the ranges whose pages were unmapped.  */
@@ -291,10 +301,10 @@ fh_svm_pages (void *ptr, size_t size, uintptr_t *base, size_t *bytes)
   *base = p & ~(FH_PAGE - 1);
   uintptr_t end = (p + size + FH_PAGE - 1) & ~(FH_PAGE - 1);
   *bytes = end - *base;
-  for (uintptr_t q = *base; q < end; q += FH_PAGE)
-    if (!fh_page_mapped (q) || fh_block_find (q) != NULL)
-      return false;
-  return true;
+  /* Device blocks are host pages too, but no SVM: refuse ranges that
+     begin or end in one.  */
+  return (fh_pages_mapped (*base, *bytes) && fh_block_find (*base) == NULL
+	  && fh_block_find (end - 1) == NULL);
 }
 
 static bool
@@ -479,4 +489,32 @@ hsa_amd_pointer_info (const void *ptr, hsa_amd_pointer_info_t *info,
       *accessible = v;
     }
   RETURN (HSA_STATUS_SUCCESS);
+}
+
+/* ------------------------------------------------------------------ */
+/* For the tests (exported, fakehsa_*).  */
+
+/* Whether host address P is in a live SVM range: then its start and
+   size, global flag and the mask of agents given access (bit I: agent I,
+   the GPU agents from 0) into those pointers that are not NULL.  */
+int
+fakehsa_svm (uintptr_t p, uintptr_t *base, size_t *size, uint64_t *flag,
+	     unsigned *agents)
+{
+  pthread_mutex_lock (&fh_lock);
+  fh_svm_prune ();
+  struct fh_svm *r = fh_svm_find (p);
+  if (r != NULL)
+    {
+      if (base != NULL)
+	*base = r->base;
+      if (size != NULL)
+	*size = r->size;
+      if (flag != NULL)
+	*flag = r->global_flag;
+      if (agents != NULL)
+	*agents = r->agents;
+    }
+  pthread_mutex_unlock (&fh_lock);
+  return r != NULL;
 }

@@ -332,5 +332,8 @@ void fh_process (struct fh_queue *q);
 
 /* control.c, exported: how many of KIND are alive.  */
 long fakehsa_outstanding (const char *kind);
+/* amd-memory.c, exported: the SVM range of P.  */
+int fakehsa_svm (uintptr_t p, uintptr_t *base, size_t *size, uint64_t *flag,
+		 unsigned *agents);
 
 #endif

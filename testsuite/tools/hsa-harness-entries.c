@@ -3,13 +3,15 @@
    plugin uses it, else row by row;
    memset through hsa_amd_memory_fill, with unaligned heads and tails
    copied; the device UID from HSA_AMD_AGENT_INFO_UUID, none for agents
-   without one; and what the gcn plugin does not offer (page-locked host
-   memory, managed memory, accessibility), as GCC's gcn plugin.  See
+   without one; no page-locked host memory, as GCC's gcn plugin; managed
+   memory and accessibility (in children with a fresh plugin).  See
    hsa-harness.h.  */
 
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "hsa-harness.h"
 
@@ -263,10 +265,106 @@ test_entries (void)
      plugin offering page-locked memory would end the program.  */
   check ("no page-locked host memory in the gcn plugin",
 	 !standin_plugin_sym ("GOMP_OFFLOAD_page_locked_host_alloc", &pa));
+}
+
+/* Whether the host page of P is mapped.  */
+static bool
+page_mapped (const void *p)
+{
+  unsigned char v;
+  void *page = (void *) ((uintptr_t) p & ~(uintptr_t) 4095);
+  return mincore (page, 4096, &v) == 0 || errno != ENOMEM;
+}
+
+/* Managed memory and accessibility on both devices, in a fresh plugin
+   loaded by libgomp 16, whose devices are then finalised: heaps of
+   shared virtual memory as GCC 16's plugin makes them (1 GiB at least,
+   coarse-grained, made accessible to the device's agent unless the
+   system says agents reach SVM by default: FAKEHSA_SVM_DEFAULT=1),
+   allocations carved from them, a large one in a heap of its own
+   unmapped when freed, every heap unmapped at the end; accessibility of
+   managed, device and host memory.  */
+void
+child_managed (void)
+{
+  void *(*ma) (int, size_t);
+  bool (*mf) (int, void *);
+  int (*acc) (int, const void *, size_t);
+  offloadkit_standin_libgomp_gcc = 16;
+  int (*num) (unsigned) = (int (*) (unsigned)) (void *) p_get_num_devices;
+  if (!standin_plugin_sym ("GOMP_OFFLOAD_managed_alloc", &ma)
+      || !standin_plugin_sym ("GOMP_OFFLOAD_managed_free", &mf)
+      || !standin_plugin_sym ("GOMP_OFFLOAD_is_accessible_ptr", &acc)
+      || num (0) != 2 || !p_init_device (0) || !p_init_device (1))
+    {
+      check ("two devices start, entry points exported", false);
+      return;
+    }
+  bool by_default = getenv ("FAKEHSA_SVM_DEFAULT") != NULL;
+  long bad = bad_calls ();
   int e = errors_now ();
-  void *d = p_alloc (0, 64);
-  check ("managed_alloc: none on an HSA device, silently",
-	 ma (0, 64) == NULL && errors_now () == e);
-  check ("is_accessible_ptr: 0 on an HSA device", acc (0, d, 64) == 0);
+  char *p = ma (0, 64);
+  check ("managed_alloc: memory the host uses", p != NULL);
+  if (p == NULL)
+    return;
+  memset (p, 0x5a, 64);
+  uintptr_t base = 0, base2 = 0;
+  size_t size = 0, size2 = 0;
+  uint64_t flag = 0;
+  unsigned agents = 0;
+  check ("managed_alloc: in a heap of 1 GiB of shared virtual memory",
+	 f_svm ((uintptr_t) p, &base, &size, &flag, &agents)
+	 && size == (size_t) 1 << 30 && base % 4096 == 0);
+  check ("managed_alloc: the heap coarse-grained", flag == 1);
+  checkf (agents == (by_default ? 0u : 1u), "managed_alloc: %s",
+	  by_default ? "agents reach SVM by default: none named"
+	  : "the heap made accessible to device 0's agent, only");
+  char *q = ma (0, 1000);
+  check ("managed_alloc: a second allocation from the same heap",
+	 q != NULL && q != p && f_svm ((uintptr_t) q, &base2, NULL, NULL, NULL)
+	 && base2 == base);
+  check ("is_accessible_ptr: managed memory on its device",
+	 acc (0, p, 64) == 1 && acc (0, q, 1000) == 1);
+  checkf (acc (1, p, 64) == by_default, "is_accessible_ptr: managed memory"
+	  " of device 0 %s device 1", by_default ? "on" : "not on");
+  size_t big_size = ((size_t) 1 << 30) + 3 * 4096 + 5;
+  char *big = ma (0, big_size);
+  check ("managed_alloc: a request above 1 GiB in a heap of its own",
+	 big != NULL && f_svm ((uintptr_t) big, &base2, &size2, NULL, NULL)
+	 && base2 == (uintptr_t) big && size2 == ((size_t) 1 << 30) + 4 * 4096);
+  check ("managed_free: the large request's heap unmapped",
+	 big != NULL && mf (0, big) && !page_mapped (big));
+  check ("managed memory: silent", errors_now () == e);
+
+  void *d = p_alloc (0, 4096);
+  check ("is_accessible_ptr: device memory on its device",
+	 acc (0, d, 4096) == 1);
+  check ("is_accessible_ptr: device memory not on another device",
+	 acc (1, d, 64) == 0);
+  check ("is_accessible_ptr: a range beyond the allocation",
+	 acc (0, d, (size_t) 8 << 20) == 0);
   p_free (0, d);
+  char *host = malloc (64);
+  check ("is_accessible_ptr: host memory unknown to the runtime",
+	 acc (0, host, 64) == 0);
+  free (host);
+  check_no_bad_calls ("managed memory, accessibility: no invalid runtime"
+		      " calls", bad);
+
+  e = errors_now ();
+  check ("managed_free: a pointer it did not give refused",
+	 !mf (0, p + 8));
+  check ("managed_free of a pointer it did not give: one message",
+	 error_says (e, "free", NULL));
+  check ("managed_free", mf (0, p) && mf (0, q));
+  f_fail ("hsa_amd_svm_attributes_set");
+  e = errors_now ();
+  check ("managed_alloc: NULL when the runtime refuses the heap",
+	 ma (1, 64) == NULL);
+  check ("managed_alloc refused: one message naming the call",
+	 error_says (e, "hsa_amd_svm_attributes_set", NULL));
+  f_fail (NULL);
+  check ("fini", p_fini_device (0) && p_fini_device (1));
+  check ("fini: the heap unmapped", !page_mapped ((void *) base));
+  check_no_leaks ("after fini");
 }

@@ -18,6 +18,7 @@ char other_agent[16] = "gfx908";
 int gcc_major = 12;
 int (*f_dispatch_count) (void);
 int (*f_block) (uintptr_t, uintptr_t *, size_t *);
+int (*f_svm) (uintptr_t, uintptr_t *, size_t *, uint64_t *, unsigned *);
 int (*f_dispatch_info) (int, void *, int *, char *, size_t, void *, size_t);
 int (*f_symbol) (const char *, int, uintptr_t *, uint64_t *, int *,
 		 uint64_t *);
@@ -218,6 +219,7 @@ main (int argc, char **argv)
     { "fakehsa_dispatch_count", &f_dispatch_count },
     { "fakehsa_dispatch_info", &f_dispatch_info },
     { "fakehsa_symbol", &f_symbol }, { "fakehsa_block", &f_block },
+    { "fakehsa_svm", &f_svm },
     { NULL, NULL } };
   const struct harness h = {
     .program = "hsa-harness", .plugin_path = plugin_path,
@@ -281,6 +283,11 @@ main (int argc, char **argv)
 		  HARNESS_LIST ("FAKEHSA_AGENTS", agent_list), true) },
     { AREA_CHILD ("reverse offload, libgomp 14", child_reverse_offload_14,
 		  HARNESS_LIST ("FAKEHSA_AGENTS", agent_list), true) },
+    { AREA_CHILD ("managed memory", child_managed,
+		  HARNESS_LIST ("FAKEHSA_AGENTS", agent_list), false) },
+    { AREA_CHILD ("managed memory, SVM by default", child_managed,
+		  HARNESS_LIST ("FAKEHSA_AGENTS", agent_list,
+			       "FAKEHSA_SVM_DEFAULT", "1"), false) },
     { AREA_CHILD ("requires unified_address", child_requires_ua,
 		  HARNESS_LIST ("FAKEHSA_AGENTS", agent_list), true) },
     { AREA_CHILD ("requires unified_address, 1 emulated",

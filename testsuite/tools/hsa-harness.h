@@ -119,6 +119,8 @@ extern int (*f_dispatch_info) (int, void *, int *, char *, size_t, void *,
 extern int (*f_symbol) (const char *, int, uintptr_t *, uint64_t *, int *,
 			uint64_t *);
 extern int (*f_block) (uintptr_t, uintptr_t *, size_t *);
+extern int (*f_svm) (uintptr_t, uintptr_t *, size_t *, uint64_t *,
+		     unsigned *);
 
 /* ---- The descriptors (hsa-harness-load.c).  */
 
@@ -225,6 +227,7 @@ void child_requires_ua (void);
 void child_requires_ua_emulated (void);
 void test_memory (void);		/* hsa-harness-run.c */
 void test_entries (void);		/* hsa-harness-entries.c */
+void child_managed (void);
 void test_interop (void);		/* hsa-harness-interop.c */
 void test_launch (void);
 void test_async (void);
