@@ -265,6 +265,12 @@ test_entries (void)
      plugin offering page-locked memory would end the program.  */
   check ("no page-locked host memory in the gcn plugin",
 	 !standin_plugin_sym ("GOMP_OFFLOAD_page_locked_host_alloc", &pa));
+  /* Here, in the process valgrind checks for leaks at its exit: the
+     array of agents hsa_amd_pointer_info allocates must be freed.  */
+  void *d = p_alloc (0, 64);
+  check ("is_accessible_ptr: device memory on its device, in the main"
+	 " process", acc (0, d, 64) == 1 && acc (1, d, 64) == 0);
+  p_free (0, d);
 }
 
 /* Whether the host page of P is mapped.  */
