@@ -57,6 +57,7 @@ mko_add_image (struct mko_ctx *ctx, const char *path, int add_nul,
   im->arch = arch;
   im->kernel_info = NULL;
   im->flags = 0;
+  im->oacc_dims = NULL;
 }
 
 void

@@ -26,6 +26,7 @@ void mko_argv_push (struct mko_argv *a, const char *s);
 
 struct mko_ctx;
 struct ok_kernel_info;
+struct ok_oacc_dims;
 
 struct mko_target
 {
@@ -117,6 +118,11 @@ struct mko_image
   const struct ok_kernel_info *kernel_info;
   /* The descriptor's OK_TGT_* flags; mko_add_image sets 0.  */
   uint32_t flags;
+  /* The OpenACC launch dimensions, one entry per function of FUNC_NAMES,
+     for the descriptor's oacc_dims; NULL when no function is an OpenACC
+     compute region.  Images may share one table.  mko_add_image sets it
+     to NULL; the target fills it in afterwards.  */
+  const struct ok_oacc_dims *oacc_dims;
 };
 
 /* Append an image to CTX's list (PATH is not copied).  */
