@@ -74,6 +74,9 @@ struct mko_ctx
      (-m..., -Wa,..., -Xassembler X), for a target that assembles a file
      of its own to link with the device code.  */
   struct mko_argv asm_options;
+  /* The part of PASSTHROUGH for the accel link alone (-l..., -L...,
+     -Wl,..., -Xlinker X), for a target that links apart from compiling.  */
+  struct mko_argv link_options;
   const char *collect_gcc;	/* Host driver compiling the wrapper.  */
   const char *accel_cc;		/* Resolved accel compiler.  */
   /* Major version of the GCC that runs us (COLLECT_GCC's), 12 to 16: it
