@@ -60,8 +60,8 @@ const struct ok_tgt_desc *
 target_for (const struct ok_openmp_target *d, uint32_t arch)
 {
   for (uint32_t i = 0; i < d->num_targets; i++)
-    if (d->targets[i].arch == arch)
-      return &d->targets[i];
+    if (ok_desc_target_at (d, i)->arch == arch)
+      return ok_desc_target_at (d, i);
   return NULL;
 }
 
