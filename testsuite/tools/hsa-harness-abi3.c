@@ -95,7 +95,7 @@ flagged (const struct ok_openmp_target *d, uint32_t flags)
   copy = *d;
   for (uint32_t i = 0; i < d->num_targets && i < 4; i++)
     {
-      targets[i] = d->targets[i];
+      targets[i] = *ok_desc_target_at (d, i);
       targets[i].flags = flags;
     }
   copy.targets = targets;
@@ -458,7 +458,7 @@ ind_desc_of (const struct reg *r, size_t *nf, size_t *nv, size_t *ind_var)
   *nv = (size_t) (d->host.vars_end - d->host.vars) / 2;
   *ind_var = *nv;
   for (size_t i = 0; i < *nv; i++)
-    if (strcmp (d->targets[0].var_names[i], "ind_fns") == 0)
+    if (strcmp (ok_desc_target_at (d, 0)->var_names[i], "ind_fns") == 0)
       *ind_var = i;
   return d;
 }
@@ -512,7 +512,7 @@ ind_image_checks (const struct reg *r, const char *tag, bool want_hash)
       free (t);
     }
 
-  const struct ok_tgt_desc *td = &d->targets[0];
+  const struct ok_tgt_desc *td = ok_desc_target_at (d, 0);
   struct gcc_code code = { (size_t) (td->image_end - td->image_start),
 			   td->image_start };
   struct gcc_kernel *ks = calloc (nf ? nf : 1, sizeof *ks);
@@ -627,7 +627,7 @@ reverse_offload (int gcc)
     return;
   bool rev_ok = rev != NULL;
   for (size_t i = 0; rev_ok && i < nf; i++)
-    rev_ok = rev[i] != 0 && rev[i] == kernel_entry (d->targets[0].func_names[i]);
+    rev_ok = rev[i] != 0 && rev[i] == kernel_entry (ok_desc_target_at (d, 0)->func_names[i]);
   check ("the reverse-offload table: each function's entry point", rev_ok);
   if (!rev_ok)
     return;

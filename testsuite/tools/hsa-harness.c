@@ -193,7 +193,7 @@ main (int argc, char **argv)
   /* Our mkoffload marks the device code of GCC 13 and later.  */
   bool marked = true;
   for (uint32_t i = 0; i < our_desc->num_targets; i++)
-    marked &= tgt_is_v3 (&our_desc->targets[i]) == (gcc_major >= 13);
+    marked &= tgt_is_v3 (ok_desc_target_at (our_desc, i)) == (gcc_major >= 13);
   checkf (marked, "our descriptor: every image %s for GCC %d's device code",
 	  gcc_major >= 13 ? "flagged OK_TGT_GCN_KERNARGS_V3" : "unflagged",
 	  gcc_major);

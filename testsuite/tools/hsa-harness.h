@@ -74,6 +74,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "desc-check.h"
 #include "gomp-abi.h"
 #include "gomp-standin.h"
 #include "harness-common.h"
