@@ -145,6 +145,16 @@ struct ok_openmp_target
      device sets it around each region on the thread that runs it.  NULL
      when the wrapper has none.  */
   int *(*device_num_slot) (void);
+  /* From version 3, for OpenACC on emulated devices: the address of the
+     calling thread's "current emulated device type" int in the wrapper,
+     the OpenACC device type (acc_device_t: 5 nvidia, 8 radeon, the same
+     numbers as the GOMP device types) of the device whose region the
+     thread runs, read while *DEVICE_NUM_SLOT () is 0 or more.  The
+     wrapper defines weak acc_on_device (and gfortran's acc_on_device_h_)
+     that answer from it as that device's own would; host-compiled code
+     calls them where the compiler did not fold the answer (GCC folds
+     acc_on_device when optimising).  NULL when the wrapper has none.  */
+  int *(*acc_device_slot) (void);
 };
 
 #endif /* OFFLOADKIT_OFFLOAD_DESC_H */

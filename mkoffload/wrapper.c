@@ -98,8 +98,8 @@ image_format_name (uint32_t fmt)
 /* What a program asks about the device it runs on.  An emulated device
    runs the host-fallback code of a region, where libgomp would answer
    "the initial device": the wrapper interposes omp_get_device_num and
-   omp_is_initial_device (C and gfortran's names) for the code linked with
-   it.  They are hidden, so every reference in the same program or shared
+   omp_is_initial_device (C and gfortran's names), and OpenACC's
+   acc_on_device (C and gfortran's), for the code linked with it.  They are hidden, so every reference in the same program or shared
    library binds to them whatever the load order, and weak, so several
    wrappers can be linked together.  They answer from a thread-local
    "current emulated device" that the plugin sets, through the
@@ -112,13 +112,24 @@ put_device_identity (FILE *f)
      dynamic linker, which program links do not name; 4 bytes of static
      TLS fit in what glibc keeps for dlopened libraries.  */
   fputs ("static __thread int mko_device_num"
-	 " __attribute__ ((tls_model (\"initial-exec\"))) = -1;\n\n"
+	 " __attribute__ ((tls_model (\"initial-exec\"))) = -1;\n"
+	 "static __thread int mko_acc_device"
+	 " __attribute__ ((tls_model (\"initial-exec\")));\n\n"
 	 "static int *\n"
 	 "mko_device_num_slot (void)\n"
 	 "{\n"
 	 "  return &mko_device_num;\n"
 	 "}\n\n"
-	 "extern int omp_get_initial_device (void);\n\n", f);
+	 "static int *\n"
+	 "mko_acc_device_slot (void)\n"
+	 "{\n"
+	 "  return &mko_acc_device;\n"
+	 "}\n\n"
+	 /* Weak: a program that calls none of libgomp's functions is
+	    linked without libgomp where libraries are linked as needed
+	    (Debian's default), and then registers no image.  */
+	 "extern int omp_get_initial_device (void)"
+	 " __attribute__ ((weak));\n\n", f);
   /* C and Fortran entry points.  Outside an emulated region they give
      libgomp's host answers, which are fixed: the host is the initial
      device, and its device number is omp_get_initial_device ().  */
@@ -128,10 +139,10 @@ put_device_identity (FILE *f)
   } fns[] = {
     { "omp_is_initial_device", "int", "0", "1" },
     { "omp_get_device_num", "int", "mko_device_num",
-      "omp_get_initial_device ()" },
+      "omp_get_initial_device ? omp_get_initial_device () : 0" },
     { "omp_is_initial_device_", "int32_t", "0", "1" },
     { "omp_get_device_num_", "int32_t", "mko_device_num",
-      "omp_get_initial_device ()" },
+      "omp_get_initial_device ? omp_get_initial_device () : 0" },
   };
   for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
     fprintf (f, "%s %s (void)"
@@ -143,6 +154,28 @@ put_device_identity (FILE *f)
 	     "}\n\n",
 	     fns[i].type, fns[i].name, fns[i].type, fns[i].name,
 	     fns[i].device_answer, fns[i].host_answer);
+  /* OpenACC: acc_on_device (DEV) is what libgomp's and the device
+     compilers' __builtin_acc_on_device answer: on the host, DEV is
+     acc_device_host (2) or acc_device_none (0); on a device,
+     acc_device_not_host (4) or the device's own type.  gfortran's
+     acc_on_device calls acc_on_device_h_ with the type's address and
+     takes a default logical.  */
+  fputs ("int acc_on_device (int)"
+	 " __attribute__ ((weak, visibility (\"hidden\")));\n\n"
+	 "int\n"
+	 "acc_on_device (int dev)\n"
+	 "{\n"
+	 "  if (mko_device_num >= 0)\n"
+	 "    return dev == 4 || dev == mko_acc_device;\n"
+	 "  return dev == 2 || dev == 0;\n"
+	 "}\n\n"
+	 "int32_t acc_on_device_h_ (const int32_t *)"
+	 " __attribute__ ((weak, visibility (\"hidden\")));\n\n"
+	 "int32_t\n"
+	 "acc_on_device_h_ (const int32_t *dev)\n"
+	 "{\n"
+	 "  return acc_on_device (*dev);\n"
+	 "}\n\n", f);
 }
 
 static void
@@ -299,7 +332,8 @@ put_wrapper (FILE *f, const struct mko_ctx *ctx)
 	 "  .flags = 0,\n"
 	 "  .targets = mko_targets,\n"
 	 "  .host_var_init = &host_var_init_copy,\n"
-	 "  .device_num_slot = mko_device_num_slot\n";
+	 "  .device_num_slot = mko_device_num_slot,\n"
+	 "  .acc_device_slot = mko_acc_device_slot\n";
   if (lib == 1)
     {
       /* GCC 12: the descriptor is both host_table and target data.  */
@@ -350,9 +384,9 @@ put_wrapper (FILE *f, const struct mko_ctx *ctx)
   fputs ("#define MKO_LINK_BIT ((uintptr_t) 1 << (sizeof (uintptr_t) * 8 - 1))"
 	 "\n\n"
 	 "extern void GOMP_offload_register_ver (unsigned, const void *, int,"
-	 " const void *);\n"
+	 " const void *) __attribute__ ((weak));\n"
 	 "extern void GOMP_offload_unregister_ver (unsigned, const void *, int,"
-	 " const void *);\n\n", f);
+	 " const void *) __attribute__ ((weak));\n\n", f);
 
   /* Snapshot of the initial values of the host variables, so that an
      emulated device can start from them however main changes the host
@@ -391,14 +425,18 @@ put_wrapper (FILE *f, const struct mko_ctx *ctx)
 	 "          }\n"
 	 "      host_var_init_copy = copy;\n"
 	 "    }\n"
-	 "  GOMP_offload_register_ver (MKO_VERSION, MKO_HOST_TABLE,\n"
-	 "                             MKO_DEVICE_TYPE, MKO_TARGET_DATA);\n"
+	 "  /* Without libgomp (see omp_get_initial_device above) there is\n"
+	 "     nothing to register with, and nothing would offload.  */\n"
+	 "  if (GOMP_offload_register_ver)\n"
+	 "    GOMP_offload_register_ver (MKO_VERSION, MKO_HOST_TABLE,\n"
+	 "                               MKO_DEVICE_TYPE, MKO_TARGET_DATA);\n"
 	 "}\n\n"
 	 "static void __attribute__ ((destructor))\n"
 	 "mko_unregister (void)\n"
 	 "{\n"
-	 "  GOMP_offload_unregister_ver (MKO_VERSION, MKO_HOST_TABLE,\n"
-	 "                               MKO_DEVICE_TYPE, MKO_TARGET_DATA);\n"
+	 "  if (GOMP_offload_unregister_ver)\n"
+	 "    GOMP_offload_unregister_ver (MKO_VERSION, MKO_HOST_TABLE,\n"
+	 "                                 MKO_DEVICE_TYPE, MKO_TARGET_DATA);\n"
 	 "  free ((void *) host_var_init_copy);\n"
 	 "  host_var_init_copy = 0;\n"
 	 "}\n", f);

@@ -195,6 +195,8 @@ emu_load_image (struct ok_device *d, struct ok_image_req *req, void **handle)
     goto fail;
   memset (img->device_num, 0, trailing);
   img->device_num_slot = req->desc->device_num_slot;
+  if (req->desc->desc_version >= 3)
+    img->acc_device_slot = req->desc->acc_device_slot;
   struct ok_addr_pair *last = &req->table[req->num_funcs + req->num_vars];
   last->start = (uintptr_t) img->device_num;
   last->end = last->start + trailing;

@@ -238,6 +238,9 @@ struct emu_image
      omp_get_device_num / omp_is_initial_device interposers read; NULL in
      descriptors without one.  */
   int *(*device_num_slot) (void);
+  /* The same for the OpenACC device type its acc_on_device answers
+     with; NULL in descriptors before version 3.  */
+  int *(*acc_device_slot) (void);
   /* For traces: the host functions and, when the descriptor has a target
      for this device type, their device names (NULL otherwise).  */
   size_t num_funcs;

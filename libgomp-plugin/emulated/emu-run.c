@@ -69,6 +69,11 @@ emu_set_device_num (struct emu_device *dev, bool on)
       if (slot != NULL)
 	/* libgomp stored its number of the device there at load.  */
 	*slot = on ? *(const int *) img->device_num : -1;
+      /* OpenACC's device types are numbered as the GOMP ones.  */
+      int *type = (img->acc_device_slot != NULL ? img->acc_device_slot ()
+		   : NULL);
+      if (type != NULL)
+	*type = ok_plugin.device_type;
     }
 }
 
