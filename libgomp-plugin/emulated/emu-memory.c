@@ -279,6 +279,17 @@ emu_copy (struct emu_device *dev, void *dst, const void *src, size_t n,
       emu_unlock_region (held);
       return false;
     }
+  /* The host side is the device memory itself: a mistake GCC's nvptx
+     plugin names so (but a variable's device address is its host
+     global: copies between the two are libgomp's updates).  */
+  if (check_src != check_dst && dst == src
+      && (check_dst ? bd.var : bs.var) == NULL)
+    {
+      emu_unlock_region (held);
+      ok_dev_error (&dev->base, "invalid host or device address: copy of %zu"
+		    " bytes between device memory at %p and itself", n, dst);
+      return false;
+    }
   /* A copy made by a region of this device (omp_target_memcpy inside it,
      say) must see what the region wrote through link variables' host
      objects, and those must show afterwards what the copy wrote into
