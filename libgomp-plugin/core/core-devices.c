@@ -78,8 +78,11 @@ core_probe (void)
       int n = core_backend_ok (backend) ? backend->probe () : 0;
       if (n < 0 || n > 4096)
 	n = 0;
-      unsigned unmet = (CORE_REQUIRES_FEATURES (core_requires)
-			& ~backend->requires_supported);
+      unsigned features = CORE_REQUIRES_FEATURES (core_requires);
+      unsigned unmet = features & ~backend->requires_supported;
+      if (n > 0 && unmet == 0 && features != 0
+	  && backend->requires_unmet != NULL)
+	unmet = backend->requires_unmet (features);
       if (n > 0 && unmet != 0)
 	{
 	  OK_DEBUG ("%d %s device%s left out: the program requires features"

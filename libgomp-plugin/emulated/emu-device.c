@@ -54,12 +54,14 @@ const struct ok_backend ok_backend_emulated = {
   .in_order = true,
   /* Host-fallback code on memory of its own: addresses are host addresses
      (unified address), but mapped data is a copy (no unified shared
-     memory, no self maps).  No reverse offload: host-fallback code runs a
-     `target device(ancestor: 1)' region in place, through libgomp's host
-     fallback, on the device's copies of its data, without the mapping
-     back to the host that reverse offload means; a program that requires
-     it gets no emulated device and runs on the host, correctly.  */
-  .requires_supported = OK_GOMP_REQUIRES_UNIFIED_ADDRESS,
+     memory, no self maps).  Reverse offload where the program's calls of
+     GOMP_target_ext can be redirected (emu-rev.c): a `target
+     device(ancestor: 1)' region goes to libgomp, which maps its data back
+     to the host, as for a GPU; else the program gets no emulated device
+     and runs on the host, correctly.  */
+  .requires_supported = (OK_GOMP_REQUIRES_UNIFIED_ADDRESS
+			 | OK_GOMP_REQUIRES_REVERSE_OFFLOAD),
+  .requires_unmet = emu_requires_unmet,
   .host_fn_ptrs = true,
   .probe = emu_probe,
   .init_device = emu_init_device,

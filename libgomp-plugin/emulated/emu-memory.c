@@ -200,7 +200,16 @@ emu_access (struct emu_device *dev, const void *ptr, size_t n,
       struct emu_block *b = emu_reg_find (dev, ptr, n);
       if (b != NULL)
 	*out = *b;
+      /* libgomp's copies for a reverse-offload request: the region's
+	 arrays and the data they name on its stack are device memory on
+	 a GPU (host memory, as a zeroed block says).  */
+      bool request = b == NULL && emu_rev_covers (dev, ptr, n);
       pthread_mutex_unlock (&dev->mem_lock);
+      if (request)
+	{
+	  *out = (struct emu_block) { .start = NULL };
+	  return true;
+	}
       if (b == NULL)
 	{
 	  ok_dev_error (&dev->base, "%s [%p, %p) is not inside one live allocation",
