@@ -13,6 +13,7 @@ emu_init_device (struct ok_device *d)
   struct emu_device *dev = emu_dev (d);
   ok_device_set_label (d, "emulated device %d", d->local);
   pthread_mutex_init (&dev->mem_lock, NULL);
+  pthread_mutex_init (&dev->rev_lock, NULL);
   pthread_mutex_init (&dev->queue_lock, NULL);
   pthread_cond_init (&dev->queue_cond, NULL);
   pthread_cond_init (&dev->done_cond, NULL);
@@ -23,6 +24,7 @@ emu_init_device (struct ok_device *d)
       pthread_cond_destroy (&dev->done_cond);
       pthread_cond_destroy (&dev->queue_cond);
       pthread_mutex_destroy (&dev->queue_lock);
+      pthread_mutex_destroy (&dev->rev_lock);
       pthread_mutex_destroy (&dev->mem_lock);
       return false;
     }
@@ -43,6 +45,7 @@ emu_fini_device (struct ok_device *d)
   pthread_cond_destroy (&dev->done_cond);
   pthread_cond_destroy (&dev->queue_cond);
   pthread_mutex_destroy (&dev->queue_lock);
+  pthread_mutex_destroy (&dev->rev_lock);
   pthread_mutex_destroy (&dev->mem_lock);
   return true;
 }

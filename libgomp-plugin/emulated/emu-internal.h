@@ -121,6 +121,9 @@ struct emu_device
      serving (emu-rev.c), under MEM_LOCK: its copies may read and write
      what they name.  */
   struct emu_rev_req *rev_reqs;
+  /* Held while libgomp serves a request of the region made inside a
+     parallel region of it: one at a time.  */
+  pthread_mutex_t rev_lock;
 
   /* The worker's queue (emu-run.c).  */
   pthread_mutex_t queue_lock;
@@ -148,7 +151,9 @@ emu_current (void)
 }
 
 /* Held while any region runs, on any emulated device: the variables' host
-   globals exist once per process.  */
+   globals exist once per process.  The region's thread holds it, and lets
+   go of it while a reverse-offload region of it runs on the host with the
+   host's bytes in the globals (emu-rev.c).  */
 extern pthread_mutex_t emu_region_lock;
 
 /* The region lock, unless this thread already holds it because it is
@@ -340,6 +345,12 @@ void emu_rev_unload (struct emu_image *img);
 /* Before a region runs: put back a redirection that a lazy binding in
    flight while it was made may have overwritten.  */
 void emu_rev_recheck (void);
+/* The region of DEV holds the region lock from now on (the region's
+   thread calls it after taking the lock), or no longer (before it lets go
+   of the lock: it waits for the threads of the region that are serving
+   requests).  */
+void emu_rev_own (struct emu_device *dev);
+void emu_rev_disown (void);
 /* Whether all of [PTR, PTR + N) lies in what a reverse-offload request in
    flight on DEV names: its address, size and kind arrays and the data
    its entries name (on the region's stack, say).  DEV->mem_lock held.  */

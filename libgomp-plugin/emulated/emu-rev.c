@@ -541,43 +541,82 @@ emu_rev_fn (struct emu_device *dev, void *fn, int *dev_num)
   return false;
 }
 
-/* Run reverse-offload region FN of DEV's region, which runs on this
-   thread, through libgomp, as a GPU's plugin does for its device code.
-   When the region runs alone here (in no parallel region of several
-   threads), the host code sees the host: the variables' globals get the
-   host's bytes back, omp_get_device_num () answers the host's, and the
-   region lock is free for the host's copies meanwhile.  With other
-   threads of the region running, their globals must stay as they are:
-   then only map clauses are the host's, and FN, naming a `declare
-   target' variable, sees the device's (doc/design.md).  */
-static void
-emu_rev_run (struct emu_device *dev, void *fn, int dev_num, size_t mapnum,
-	     void **addrs, size_t *sizes, unsigned short *kinds)
+/* ---- Whose region runs ---- */
+
+/* The device whose region holds the region lock now, and how many
+   threads other than the region's own (those of a parallel region in it)
+   are serving one of its reverse-offload regions; under EMU_OWNER_LOCK.
+   The owner's images are held while it is set.  */
+static pthread_mutex_t emu_owner_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t emu_owner_cond = PTHREAD_COND_INITIALIZER;
+static struct emu_device *emu_owner;
+static unsigned emu_guests;
+
+void
+emu_rev_own (struct emu_device *dev)
 {
-  bool alone = emu_region_alone ();
+  pthread_mutex_lock (&emu_owner_lock);
+  emu_owner = dev;
+  pthread_mutex_unlock (&emu_owner_lock);
+}
+
+void
+emu_rev_disown (void)
+{
+  pthread_mutex_lock (&emu_owner_lock);
+  while (emu_guests > 0)
+    pthread_cond_wait (&emu_owner_cond, &emu_owner_lock);
+  emu_owner = NULL;
+  pthread_mutex_unlock (&emu_owner_lock);
+}
+
+/* On a thread that runs no region: the device of the running region when
+   FN is a function of its reverse-offload tables (its number into
+   *DEV_NUM), now a guest of it; else NULL.  Such a thread is one of a
+   parallel region inside the region (or, rarely, one running the host
+   fallback of the same code meanwhile, for which the request comes to
+   the same: libgomp finds none of its host addresses mapped, and copies
+   them in and out around FN).  */
+static struct emu_device *
+emu_guest_enter (void *fn, int *dev_num)
+{
+  pthread_mutex_lock (&emu_owner_lock);
+  struct emu_device *dev = emu_owner;
+  if (dev != NULL && emu_rev_fn (dev, fn, dev_num))
+    emu_guests++;
+  else
+    dev = NULL;
+  pthread_mutex_unlock (&emu_owner_lock);
+  return dev;
+}
+
+static void
+emu_guest_leave (void)
+{
+  pthread_mutex_lock (&emu_owner_lock);
+  if (--emu_guests == 0)
+    pthread_cond_broadcast (&emu_owner_cond);
+  pthread_mutex_unlock (&emu_owner_lock);
+}
+
+/* ---- Serving a request ---- */
+
+/* Have libgomp run reverse-offload region FN of DEV with the region's
+   arrays, as a GPU's plugin does for its device code; the copies it makes
+   may reach what the arrays name (emu_rev_covers).  */
+static void
+emu_rev_serve (struct emu_device *dev, void *fn, int dev_num, size_t mapnum,
+	       void **addrs, size_t *sizes, unsigned short *kinds)
+{
   struct emu_rev_req req = { .mapnum = mapnum, .addrs = addrs,
 			     .sizes = sizes, .kinds = kinds };
   pthread_mutex_lock (&dev->mem_lock);
   req.next = dev->rev_reqs;
   dev->rev_reqs = &req;
   pthread_mutex_unlock (&dev->mem_lock);
-  emu_set_device_num (dev, false);
-  if (alone)
-    {
-      emu_view_all (dev, false);
-      ok_region_leave ();
-      pthread_mutex_unlock (&emu_region_lock);
-    }
   bool ok = ok_target_rev (&dev->base, (uintptr_t) fn, mapnum,
 			   (uintptr_t) addrs, (uintptr_t) sizes,
 			   (uintptr_t) kinds, dev_num);
-  if (alone)
-    {
-      pthread_mutex_lock (&emu_region_lock);
-      ok_region_enter (&dev->base);
-      emu_view_all (dev, true);
-    }
-  emu_set_device_num (dev, true);
   pthread_mutex_lock (&dev->mem_lock);
   for (struct emu_rev_req **p = &dev->rev_reqs; *p != NULL; p = &(*p)->next)
     if (*p == &req)
@@ -592,23 +631,84 @@ emu_rev_run (struct emu_device *dev, void *fn, int dev_num, size_t mapnum,
 		       ok_plugin.name);
 }
 
+/* The request of DEV's region, made on the region's own thread.  When
+   the region runs alone here (in no parallel region of several threads),
+   the host code sees the host: the variables' globals get the host's
+   bytes back, omp_get_device_num () answers the host's, and the region
+   lock is free for the host's copies meanwhile.  Otherwise other threads
+   of the region run on the device's bytes in the globals, which must
+   stay: then map clauses are the host's, but FN, naming a `declare
+   target' variable, sees the device's (doc/design.md); and requests are
+   served one at a time, as a GPU's device libgomp sends them, so that
+   the copies' views of link variables stay whole.  */
+static void
+emu_rev_run (struct emu_device *dev, void *fn, int dev_num, size_t mapnum,
+	     void **addrs, size_t *sizes, unsigned short *kinds)
+{
+  bool alone = emu_region_alone ();
+  emu_set_device_num (dev, false);
+  if (alone)
+    {
+      emu_rev_disown ();
+      emu_view_all (dev, false);
+      ok_region_leave ();
+      pthread_mutex_unlock (&emu_region_lock);
+    }
+  else
+    pthread_mutex_lock (&dev->rev_lock);
+  emu_rev_serve (dev, fn, dev_num, mapnum, addrs, sizes, kinds);
+  if (alone)
+    {
+      pthread_mutex_lock (&emu_region_lock);
+      ok_region_enter (&dev->base);
+      emu_view_all (dev, true);
+      emu_rev_own (dev);
+    }
+  else
+    pthread_mutex_unlock (&dev->rev_lock);
+  emu_set_device_num (dev, true);
+}
+
+/* The request of DEV's region made on another thread, a guest: it runs
+   as part of the region meanwhile, copies included.  */
+static void
+emu_rev_run_guest (struct emu_device *dev, void *fn, int dev_num,
+		   size_t mapnum, void **addrs, size_t *sizes,
+		   unsigned short *kinds)
+{
+  pthread_mutex_lock (&dev->rev_lock);
+  ok_region_enter (&dev->base);
+  emu_rev_serve (dev, fn, dev_num, mapnum, addrs, sizes, kinds);
+  ok_region_leave ();
+  pthread_mutex_unlock (&dev->rev_lock);
+}
+
 void
 offloadkit_emu_target_ext (int device, void (*fn) (void *), size_t mapnum,
 			   void **hostaddrs, size_t *sizes,
 			   unsigned short *kinds, unsigned int flags,
 			   void **depend, void **args)
 {
-  struct emu_device *dev;
-  int dev_num;
-  if (device == EMU_DEVICE_HOST_FALLBACK && fn != NULL
-      && (dev = emu_current ()) != NULL
-      && emu_rev_fn (dev, (void *) fn, &dev_num))
+  /* As on a GPU, whose device libgomp ignores them, FLAGS, DEPEND and
+     ARGS (no nowait, no depend for an ancestor region) are not used.  */
+  if (device == EMU_DEVICE_HOST_FALLBACK && fn != NULL)
     {
-      /* As on a GPU, whose device libgomp ignores them: no nowait nor
-	 depend for an ancestor region.  */
-      emu_rev_run (dev, (void *) fn, dev_num, mapnum, hostaddrs, sizes,
-		   kinds);
-      return;
+      struct emu_device *dev = emu_current ();
+      int dev_num;
+      if (dev != NULL && emu_rev_fn (dev, (void *) fn, &dev_num))
+	{
+	  emu_rev_run (dev, (void *) fn, dev_num, mapnum, hostaddrs, sizes,
+		       kinds);
+	  return;
+	}
+      if (dev == NULL
+	  && (dev = emu_guest_enter ((void *) fn, &dev_num)) != NULL)
+	{
+	  emu_rev_run_guest (dev, (void *) fn, dev_num, mapnum, hostaddrs,
+			     sizes, kinds);
+	  emu_guest_leave ();
+	  return;
+	}
     }
   pthread_once (&emu_chain_once, emu_chain_resolve);
   if (emu_chain_next == NULL)

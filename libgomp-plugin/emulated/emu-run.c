@@ -108,6 +108,7 @@ emu_region_thread (void *r)
   struct emu_job *job = region->job;
   pthread_mutex_lock (&emu_region_lock);
   emu_view_all (region->dev, true);
+  emu_rev_own (region->dev);
   emu_rev_recheck ();
   ok_region_enter (&region->dev->base);
   emu_set_device_num (region->dev, true);
@@ -124,6 +125,7 @@ emu_region_thread (void *r)
   job->fn (job->tgt_vars);
   emu_set_device_num (region->dev, false);
   ok_region_leave ();
+  emu_rev_disown ();
   emu_view_all (region->dev, false);
   pthread_mutex_unlock (&emu_region_lock);
   return NULL;
