@@ -365,6 +365,11 @@ emu_slot_drop (struct emu_rev_slot *s)
 
 /* ---- The plugin's side ---- */
 
+/* The program requires reverse offload and the emulated devices took it
+   on (emu_requires_unmet): libgomp asks for the table, and gets it, only
+   then.  */
+static bool emu_rev_claimed;
+
 /* Why reverse-offload regions cannot be sent to libgomp from the loaded
    object INFO, which has offloadkit images; NULL when they can.  */
 static int
@@ -397,7 +402,10 @@ emu_requires_unmet (unsigned features)
   else
     dl_iterate_phdr (emu_check_visit, &why);
   if (why == NULL)
-    return 0;
+    {
+      emu_rev_claimed = true;
+      return 0;
+    }
   OK_DEBUG ("emulated devices cannot run reverse-offload regions: %s", why);
   return OK_GOMP_REQUIRES_REVERSE_OFFLOAD;
 }
@@ -406,7 +414,7 @@ bool
 emu_rev_load (struct emu_device *dev, struct emu_image *img,
 	      struct ok_image_req *req)
 {
-  if (!req->want_rev_fns || req->num_funcs == 0)
+  if (!req->want_rev_fns || !emu_rev_claimed || req->num_funcs == 0)
     return true;
   const struct ok_host_table *host = &req->desc->host;
   pthread_once (&emu_chain_once, emu_chain_resolve);
