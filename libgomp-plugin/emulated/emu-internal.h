@@ -141,13 +141,20 @@ emu_dev (struct ok_device *d)
   return (struct emu_device *) d;
 }
 
+/* Set while the calling thread, a region's, runs a reverse-offload region
+   of it on the host (emu-rev.c): host code, without the region lock, but
+   still inside the region for the core (exit there leaves the devices
+   alone, as the threads a finalisation would wait for wait for it).  */
+extern __thread bool emu_on_host;
+
 /* The device whose region the calling thread runs (it then holds
    emu_region_lock), or NULL.  */
 static inline struct emu_device *
 emu_current (void)
 {
   struct ok_device *d = ok_region_device ();
-  return d != NULL && d->backend == &ok_backend_emulated ? emu_dev (d) : NULL;
+  return (d != NULL && d->backend == &ok_backend_emulated && !emu_on_host
+	  ? emu_dev (d) : NULL);
 }
 
 /* Held while any region runs, on any emulated device: the variables' host

@@ -609,6 +609,8 @@ emu_guest_leave (void)
 
 /* ---- Serving a request ---- */
 
+__thread bool emu_on_host;
+
 /* Have libgomp run reverse-offload region FN of DEV with the region's
    arrays, as a GPU's plugin does for its device code; the copies it makes
    may reach what the arrays name (emu_rev_covers).  */
@@ -659,7 +661,7 @@ emu_rev_run (struct emu_device *dev, void *fn, int dev_num, size_t mapnum,
     {
       emu_rev_disown ();
       emu_view_all (dev, false);
-      ok_region_leave ();
+      emu_on_host = true;
       pthread_mutex_unlock (&emu_region_lock);
     }
   else
@@ -668,7 +670,7 @@ emu_rev_run (struct emu_device *dev, void *fn, int dev_num, size_t mapnum,
   if (alone)
     {
       pthread_mutex_lock (&emu_region_lock);
-      ok_region_enter (&dev->base);
+      emu_on_host = false;
       emu_view_all (dev, true);
       emu_rev_own (dev);
     }
