@@ -4,8 +4,9 @@
 
    Host-fallback code asks for an ancestor region with GOMP_target_ext
    (GOMP_DEVICE_HOST_FALLBACK, FN, ...), FN the region's host function and
-   the host table's entry for it (GCC's omp-offload.cc swaps the nohost
-   clone for it there), and the addresses it passes are those of the
+   the host table's entry for it (GCC 16's gcc/omp-offload.cc swaps it in
+   for the device's nohost clone there), and the addresses it passes are
+   those of the
    running region: device addresses.  libgomp's host fallback would run FN
    on them in place.  A GPU's device code instead hands FN and its arrays
    to the plugin, which calls libgomp's GOMP_PLUGIN_target_rev: libgomp
@@ -18,11 +19,12 @@
    offload is loaded, the GOT slots through which the object holding the
    image's functions calls GOMP_target_ext (its JUMP_SLOT relocation, or
    GLOB_DAT with -fno-plt) hold offloadkit_emu_target_ext.  That passes
-   every call on but one made on the thread of a running region of one
-   of this plugin's emulated devices, for the host fallback, with a
-   function of the device's reverse-offload tables: that one becomes a
-   reverse-offload request of the device (emu_rev_run).  Each function
-   is its own "device address" in the table.
+   every call on but one made by a running region of one of this
+   plugin's emulated devices (on its thread, or on one of a parallel
+   region in it), for the host fallback, with a function of the device's
+   reverse-offload tables: that one becomes a reverse-offload request of
+   the device (emu_rev_run, emu_rev_run_guest).  Each function is its own
+   "device address" in the table.
 
    Both of offloadkit's plugins may do this in one process, so the
    interceptors form a chain in rank order (nvptx's, then gcn's, then
@@ -86,12 +88,15 @@ void offloadkit_emu_target_ext (int device, void (*fn) (void *),
 
 /* ---- The chain ---- */
 
+/* Resolved at the first image load or call, not before: libgomp loads
+   its plugins one after another, each asked for its devices before the
+   next is loaded, and loads images only once all are.  */
 static pthread_once_t emu_chain_once = PTHREAD_ONCE_INIT;
 /* What a slot gets: the first interceptor of the chain.  */
 static void *emu_chain_head;
 /* Where the calls this plugin does not take go: the next plugin's
-   interceptor, or libgomp's GOMP_target_ext (NULL without a libgomp, in
-   the test harnesses).  */
+   interceptor, or libgomp's GOMP_target_ext (NULL in a process without
+   one).  */
 static emu_target_ext_fn emu_chain_next;
 
 static void
@@ -394,10 +399,9 @@ emu_requires_unmet (unsigned features)
   if (!(features & OK_GOMP_REQUIRES_REVERSE_OFFLOAD))
     return 0;
   const char *why = NULL;
-  pthread_once (&emu_chain_once, emu_chain_resolve);
   if (ok_libgomp_gcc () < 13)
     why = "the libgomp has no reverse offload";
-  else if (emu_chain_next == NULL)
+  else if (dlsym (RTLD_DEFAULT, EMU_TARGET_EXT) == NULL)
     why = "the process has no " EMU_TARGET_EXT;
   else
     dl_iterate_phdr (emu_check_visit, &why);
