@@ -127,6 +127,20 @@ main (void)
 #pragma omp target update from(dt_var)
   OKT_CHECK (dt_var == 100);
 
+  /* In a target nowait region, which the device's worker runs while the
+     host goes on.  */
+  int w = 1, dev_w = 0;
+#pragma omp target nowait map(to: w) map(from: dev_w)
+  {
+    w = 4;
+#pragma omp target device(ancestor: 1) map(always, tofrom: w)
+    w *= 3;
+    dev_w = w;
+  }
+#pragma omp taskwait
+  OKT_CHECK (w == 12);
+  OKT_CHECK (dev_w == 12);
+
   /* An ancestor region outside any target region runs on the host as it
      is.  */
   int z = 1;
