@@ -162,6 +162,14 @@ emu_current (void)
    go of it while a reverse-offload region of it runs on the host with the
    host's bytes in the globals (emu-rev.c).  */
 extern pthread_mutex_t emu_region_lock;
+/* How many regions' threads run a reverse-offload region on the host
+   without the region lock (at most one): the host code expects the
+   host's bytes in the globals, so no region may show its device's there
+   meanwhile, and a region waits on EMU_REGION_COND before it does.
+   Copies need not wait: they find the device bytes aside.  Under
+   EMU_REGION_LOCK.  */
+extern unsigned emu_regions_on_host;
+extern pthread_cond_t emu_region_cond;
 
 /* The region lock, unless this thread already holds it because it is
    running a region.  Return whether it was taken.  */

@@ -19,6 +19,8 @@
 #define EMU_POISON 0xa5
 
 pthread_mutex_t emu_region_lock = PTHREAD_MUTEX_INITIALIZER;
+unsigned emu_regions_on_host;
+pthread_cond_t emu_region_cond = PTHREAD_COND_INITIALIZER;
 
 /* The region lock, unless this thread already holds it because it is
    running a region.  Return whether it was taken.  */

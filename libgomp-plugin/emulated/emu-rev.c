@@ -649,7 +649,8 @@ emu_rev_serve (struct emu_device *dev, void *fn, int dev_num, size_t mapnum,
    the region runs alone here (in no parallel region of several threads),
    the host code sees the host: the variables' globals get the host's
    bytes back, omp_get_device_num () answers the host's, and the region
-   lock is free for the host's copies meanwhile.  Otherwise other threads
+   lock is free for the host's copies meanwhile, while other regions wait
+   (emu_regions_on_host).  Otherwise other threads
    of the region run on the device's bytes in the globals, which must
    stay: then map clauses are the host's, but FN, naming a `declare
    target' variable, sees the device's (doc/design.md); and requests are
@@ -666,6 +667,7 @@ emu_rev_run (struct emu_device *dev, void *fn, int dev_num, size_t mapnum,
       emu_rev_disown ();
       emu_view_all (dev, false);
       emu_on_host = true;
+      emu_regions_on_host++;
       pthread_mutex_unlock (&emu_region_lock);
     }
   else
@@ -674,6 +676,8 @@ emu_rev_run (struct emu_device *dev, void *fn, int dev_num, size_t mapnum,
   if (alone)
     {
       pthread_mutex_lock (&emu_region_lock);
+      emu_regions_on_host--;
+      pthread_cond_broadcast (&emu_region_cond);
       emu_on_host = false;
       emu_view_all (dev, true);
       emu_rev_own (dev);

@@ -107,6 +107,8 @@ emu_region_thread (void *r)
   struct emu_region *region = r;
   struct emu_job *job = region->job;
   pthread_mutex_lock (&emu_region_lock);
+  while (emu_regions_on_host > 0)
+    pthread_cond_wait (&emu_region_cond, &emu_region_lock);
   emu_view_all (region->dev, true);
   emu_rev_own (region->dev);
   emu_rev_recheck ();
