@@ -36,7 +36,7 @@
    gets no emulated devices (emu_requires_unmet) rather than ancestor
    regions run in place.  */
 
-/* dl_iterate_phdr, dladdr, RTLD_DEFAULT.  */
+/* dl_iterate_phdr, RTLD_DEFAULT.  */
 #define _GNU_SOURCE 1
 
 #include <dlfcn.h>
