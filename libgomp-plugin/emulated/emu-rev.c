@@ -450,6 +450,9 @@ emu_rev_load (struct emu_device *dev, struct emu_image *img,
       emu_rev_unload (img);
       return false;
     }
+  OK_DEBUG ("%s: ancestor regions in %s go to libgomp as reverse-offload"
+	    " requests (%zu GOT slot%s of " EMU_TARGET_EXT ")", dev->base.label,
+	    q.name, q.slots.n, q.slots.n == 1 ? "" : "s");
   /* Each function is its own device address: the interceptor hands
      libgomp the function the program called.  */
   req->rev_fns = GOMP_PLUGIN_malloc (req->num_funcs * sizeof (uint64_t));
