@@ -10,9 +10,35 @@ ok_desc_target (const struct ok_openmp_target *desc, int device_type,
 		unsigned i)
 {
   for (uint32_t t = 0; t < desc->num_targets; t++)
-    if (desc->targets[t].device_type == (uint32_t) device_type && i-- == 0)
-      return &desc->targets[t];
+    {
+      const struct ok_tgt_desc *tgt = ok_desc_target_at (desc, t);
+      if (tgt->device_type == (uint32_t) device_type && i-- == 0)
+	return tgt;
+    }
   return NULL;
+}
+
+/* Whether the OpenACC dimensions of TGT, image T of DESC, have only
+   known flags; else say so in ERR.  */
+static bool
+oacc_dims_ok (const struct ok_openmp_target *desc,
+	      const struct ok_tgt_desc *tgt, uint32_t t, char *err,
+	      size_t errlen)
+{
+  const struct ok_oacc_dims *dims = ok_desc_oacc_dims (desc, tgt);
+  if (dims == NULL)
+    return true;
+  for (uint32_t f = 0; f < tgt->num_funcs; f++)
+    if ((dims[f].flags & ~OK_OACC_FN) != 0)
+      {
+	snprintf (err, errlen, "offload image %u: the OpenACC dimensions of"
+		  " function %u of %u have flags %#x, expected 0 or"
+		  " OK_OACC_FN (0x1) (from a newer offloadkit?)",
+		  (unsigned) t, (unsigned) f + 1, (unsigned) tgt->num_funcs,
+		  (unsigned) dims[f].flags);
+	return false;
+      }
+  return true;
 }
 
 const struct ok_openmp_target *
@@ -56,11 +82,12 @@ ok_desc_check_lib (unsigned version, const void *target_data,
 		" expected %#x", (unsigned) desc->magic, OK_DESC_MAGIC);
       return NULL;
     }
-  if (desc->desc_version != OK_DESC_VERSION)
+  if (desc->desc_version < OK_DESC_VERSION_MIN
+      || desc->desc_version > OK_DESC_VERSION)
     {
       snprintf (err, errlen, "offload descriptor has version %u,"
-		" expected %u", (unsigned) desc->desc_version,
-		OK_DESC_VERSION);
+		" expected %u to %u", (unsigned) desc->desc_version,
+		OK_DESC_VERSION_MIN, OK_DESC_VERSION);
       return NULL;
     }
   if (desc->dev_version != OK_DEV_VERSION)
@@ -94,7 +121,7 @@ ok_desc_check_lib (unsigned version, const void *target_data,
   unsigned matching = 0;
   for (uint32_t t = 0; t < desc->num_targets; t++)
     {
-      const struct ok_tgt_desc *tgt = &desc->targets[t];
+      const struct ok_tgt_desc *tgt = ok_desc_target_at (desc, t);
       if (tgt->device_type != (uint32_t) device_type)
 	continue;
       matching++;
@@ -137,6 +164,8 @@ ok_desc_check_lib (unsigned version, const void *target_data,
 	      return NULL;
 	    }
 	}
+      if (!oacc_dims_ok (desc, tgt, t, err, errlen))
+	return NULL;
       if (tgt->image_end < tgt->image_start)
 	{
 	  snprintf (err, errlen, "offload image %u has a negative size",
@@ -153,7 +182,8 @@ ok_desc_check_lib (unsigned version, const void *target_data,
       for (uint32_t t = 0; t < desc->num_targets && used < sizeof found; t++)
 	used += (size_t) snprintf (found + used, sizeof found - used,
 				   "%s%u", t ? ", " : "",
-				   (unsigned) desc->targets[t].device_type);
+				   (unsigned) ok_desc_target_at (desc, t)
+				   ->device_type);
       snprintf (err, errlen, "offload descriptor has no image for device"
 		" type %d (found device type%s: %s)", device_type,
 		desc->num_targets == 1 ? "" : "s",

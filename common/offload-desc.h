@@ -21,8 +21,10 @@
 
 /* "OKIT" in memory order on a little-endian host.  */
 #define OK_DESC_MAGIC 0x54494b4fu
-/* 2: struct ok_tgt_desc gained kernel_info.  */
-#define OK_DESC_VERSION 2u
+/* 2: struct ok_tgt_desc gained kernel_info.  3: it gained oacc_dims
+   (plugins still read version 2, whose targets array has the shorter
+   entries: common/desc-check.h).  */
+#define OK_DESC_VERSION 3u
 /* Low half of the GOMP version word for images built by offloadkit.  GCC 12
    uses 1 (nvptx) and 2 (gcn); GCC's plugins refuse anything above theirs,
    and ours tell the formats apart by it.  */
@@ -78,6 +80,23 @@ struct ok_kernel_info
   uint32_t flags;		/* None defined yet; must be 0.  */
 };
 
+/* The OpenACC launch dimensions the compiler fixed for one function:
+   the nvptx back end writes them on its "//:FUNC_MAP" lines, the amdgcn
+   one on ";; OPENACC-DIMS:" lines of its assembler output.  DIM: gang,
+   worker, vector (GOMP_DIM_GANG, _WORKER, _VECTOR); 0 where the compiler
+   left the size to run time (num_gangs (n) with n not constant, or no
+   clause).  */
+struct ok_oacc_dims
+{
+  uint16_t dim[3];
+  uint16_t flags;		/* OK_OACC_*; others must be 0.  */
+};
+
+/* Flags of a struct ok_oacc_dims.
+   OK_OACC_FN: the function is an OpenACC compute region; clear (and DIM
+   0) for an OpenMP target region.  */
+#define OK_OACC_FN 0x1u
+
 /* One image of one target.  A target kind may have several (PTX and cubins
    for several architectures, or one GCN code object per -march); the plugin
    picks the one that suits the device.  The function and variable tables
@@ -97,6 +116,9 @@ struct ok_tgt_desc
   /* NUM_FUNCS entries, in the order of FUNC_NAMES, or NULL (PTX and
      cubins need none: the CUDA driver reports the same).  */
   const struct ok_kernel_info *kernel_info;
+  /* From version 3: NUM_FUNCS entries, in the order of FUNC_NAMES, or
+     NULL when the image has no OpenACC function (OpenMP programs).  */
+  const struct ok_oacc_dims *oacc_dims;
 };
 
 struct ok_openmp_target

@@ -57,6 +57,7 @@ mko_add_image (struct mko_ctx *ctx, const char *path, int add_nul,
   im->arch = arch;
   im->kernel_info = NULL;
   im->flags = 0;
+  im->oacc_dims = NULL;
 }
 
 void
@@ -252,6 +253,15 @@ takes_separate_value (const char *opt)
   return 0;
 }
 
+/* Whether OPT is for the accel link only: -lLIB, -LDIR, -Wl,...,
+   -Xlinker (each alone or with a separate value).  */
+static int
+is_link_option (const char *opt)
+{
+  return strncmp (opt, "-l", 2) == 0 || strncmp (opt, "-L", 2) == 0
+	 || strncmp (opt, "-Wl,", 4) == 0 || strcmp (opt, "-Xlinker") == 0;
+}
+
 /* Apply the flags we care about from COLLECT_GCC_OPTIONS, which the gcc
    driver writes as single-quoted words ('\'' stands for a quote).  */
 static void
@@ -351,10 +361,17 @@ parse_args (struct mko_ctx *ctx, int argc, char **argv,
 		  mko_argv_push (&ctx->asm_options, a);
 		  mko_argv_push (&ctx->asm_options, argv[i + 1]);
 		}
+	      else if (is_link_option (a))
+		{
+		  mko_argv_push (&ctx->link_options, a);
+		  mko_argv_push (&ctx->link_options, argv[i + 1]);
+		}
 	      a = argv[++i];
 	    }
 	  else if (a[1] == 'm' || strncmp (a, "-Wa,", 4) == 0)
 	    mko_argv_push (&ctx->asm_options, a);
+	  else if (is_link_option (a))
+	    mko_argv_push (&ctx->link_options, a);
 	}
       else
 	mko_argv_push (inputs, a);

@@ -26,6 +26,7 @@ void mko_argv_push (struct mko_argv *a, const char *s);
 
 struct mko_ctx;
 struct ok_kernel_info;
+struct ok_oacc_dims;
 
 struct mko_target
 {
@@ -73,6 +74,9 @@ struct mko_ctx
      (-m..., -Wa,..., -Xassembler X), for a target that assembles a file
      of its own to link with the device code.  */
   struct mko_argv asm_options;
+  /* The part of PASSTHROUGH for the accel link alone (-l..., -L...,
+     -Wl,..., -Xlinker X), for a target that links apart from compiling.  */
+  struct mko_argv link_options;
   const char *collect_gcc;	/* Host driver compiling the wrapper.  */
   const char *accel_cc;		/* Resolved accel compiler.  */
   /* Major version of the GCC that runs us (COLLECT_GCC's), 12 to 16: it
@@ -117,6 +121,11 @@ struct mko_image
   const struct ok_kernel_info *kernel_info;
   /* The descriptor's OK_TGT_* flags; mko_add_image sets 0.  */
   uint32_t flags;
+  /* The OpenACC launch dimensions, one entry per function of FUNC_NAMES,
+     for the descriptor's oacc_dims; NULL when no function is an OpenACC
+     compute region.  Images may share one table.  mko_add_image sets it
+     to NULL; the target fills it in afterwards.  */
+  const struct ok_oacc_dims *oacc_dims;
 };
 
 /* Append an image to CTX's list (PATH is not copied).  */

@@ -8,7 +8,11 @@
    for the tables and register counts and then embeds the linked object
    as a C array, we let the accel driver link in one go and read the
    tables, kernel names and kernel descriptors from the linked object with
-   libelf (common/gcn-code-object.c).
+   libelf (common/gcn-code-object.c).  OpenACC programs are the exception:
+   the launch dimensions the compiler fixed exist only as ";;
+   OPENACC-DIMS:" comments in its assembler output, so for them the accel
+   driver compiles to assembler first, which we read, and then assembles
+   and links that (as GCC's mkoffload does).
 
    The LTO objects must reach the accel driver as its only compiler
    inputs: it gives them to one lto1 (as a whole program, like GCC's
@@ -29,6 +33,7 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "file-io.h"
 #include "gcn-code-object.h"
 #include "gomp-abi.h"
 #include "mkoffload.h"
@@ -368,6 +373,169 @@ accel_argv (struct mko_ctx *ctx, const struct ok_gcn_proc *arch,
   return a.v;
 }
 
+/* OpenACC: the accel compiler command that compiles CTX's LTO inputs for
+   ARCH in one lto1 into the assembler file ASM, where the OpenACC launch
+   dimensions are.  */
+static const char **
+asm_argv (struct mko_ctx *ctx, const struct ok_gcn_proc *arch,
+	  const char *asm_file)
+{
+  struct mko_argv a = { 0 };
+  const char *const options[] = {
+    xasprintf ("-march=%s", arch->name), "-S", NULL
+  };
+  mko_accel_argv (ctx, &a, NULL, options,
+		  xasprintf ("%s.mkoffload.%s", ctx->dumpbase, arch->name));
+  mko_argv_push (&a, "-o");
+  mko_argv_push (&a, asm_file);
+  return a.v;
+}
+
+/* OpenACC: the accel driver command that assembles ASM (of asm_argv) for
+   ARCH and links it into IMAGE, the object LABEL first, with the
+   assembler and link options of the host compilation.  */
+static const char **
+asm_link_argv (struct mko_ctx *ctx, const struct ok_gcn_proc *arch,
+	       const char *asm_file, const char *image, const char *label)
+{
+  struct mko_argv a = { 0 };
+  mko_argv_push (&a, ctx->accel_cc);
+  if (ctx->save_temps)
+    mko_argv_push (&a, "-save-temps");
+  if (ok_verbose)
+    mko_argv_push (&a, "-v");
+  for (size_t i = 0; i < ctx->asm_options.n; i++)
+    mko_argv_push (&a, ctx->asm_options.v[i]);
+  for (size_t i = 0; i < ctx->link_options.n; i++)
+    mko_argv_push (&a, ctx->link_options.v[i]);
+  mko_argv_push (&a, xasprintf ("-march=%s", arch->name));
+  mko_argv_push (&a, label);
+  mko_argv_push (&a, "-xassembler");
+  mko_argv_push (&a, asm_file);
+  mko_argv_push (&a, "-xnone");
+  mko_argv_push (&a, "-dumpdir");
+  mko_argv_push (&a, "");
+  mko_argv_push (&a, "-dumpbase");
+  mko_argv_push (&a, xasprintf ("%s.mkoffload.%s", ctx->dumpbase,
+				arch->name));
+  mko_argv_push (&a, "-dumpbase-ext");
+  mko_argv_push (&a, "");
+  mko_argv_push (&a, "-o");
+  mko_argv_push (&a, image);
+  mko_argv_push (&a, "-lgomp");
+  mko_accel_libs (ctx, &a);
+  return a.v;
+}
+
+#define DIMS_MARK ";; OPENACC-DIMS:"
+
+/* Parse LINE (up to END), which has DIMS_MARK at MARK, as the amdgcn back
+   end writes it for an OpenACC function (gcn_hsa_declare_function_name,
+   GCC 12 to 16: "\t;; OPENACC-DIMS: %d, %d, %d : %s", gang, worker,
+   vector, name) into *D and its name into *NAME (malloc'd).  Return 0,
+   or -1 after reporting one error about ASM_FILE's line LINENO.  */
+static int
+parse_dims_line (const char *asm_file, size_t lineno, const char *mark,
+		 const char *end, struct ok_oacc_dims *d, char **name)
+{
+  static const char *const axis[3] = { "gang", "worker", "vector" };
+  const char *p = mark + strlen (DIMS_MARK);
+  for (int k = 0; k < 3; k++)
+    {
+      p += strspn (p, " \t");
+      if (k > 0)
+	{
+	  if (p >= end || *p != ',')
+	    goto malformed;
+	  p++;
+	  p += strspn (p, " \t");
+	}
+      char *e;
+      long v = strtol (p, &e, 10);
+      if (e == p || e > end || (*p != '-' && (*p < '0' || *p > '9')))
+	goto malformed;
+      if (v < 0 || v > UINT16_MAX)
+	{
+	  ok_error ("'%s', line %zu: OpenACC %s size %ld is not 0 to %u",
+		    asm_file, lineno, axis[k], v, (unsigned) UINT16_MAX);
+	  return -1;
+	}
+      d->dim[k] = (uint16_t) v;
+      p = e;
+    }
+  p += strspn (p, " \t");
+  if (p >= end || *p != ':')
+    goto malformed;
+  p++;
+  p += strspn (p, " \t");
+  const char *e = end;
+  while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+    e--;
+  if (e == p || memchr (p, ' ', e - p) || memchr (p, '\t', e - p))
+    goto malformed;
+  d->flags = OK_OACC_FN;
+  *name = xstrndup (p, e - p);
+  return 0;
+malformed:
+  ok_error ("'%s', line %zu: malformed OpenACC dimensions '%.*s', expected"
+	    " '" DIMS_MARK " GANG, WORKER, VECTOR : NAME'", asm_file, lineno,
+	    (int) (end - mark), mark);
+  return -1;
+}
+
+/* OpenACC: the launch dimensions of CTX's functions from the ";;
+   OPENACC-DIMS:" lines of ASM_FILE, in function-table order, in *DIMS
+   (malloc'd; NULL when no function has any: an OpenMP program's
+   functions have none).  Return 0, or -1 after reporting one error.  */
+static int
+read_dims (struct mko_ctx *ctx, const char *asm_file,
+	   struct ok_oacc_dims **dims)
+{
+  size_t len;
+  const char *why;
+  char *text = ok_read_file (asm_file, &len, &why);
+  *dims = NULL;
+  if (!text)
+    {
+      ok_error ("cannot read '%s': %s", asm_file, why);
+      return -1;
+    }
+  struct ok_oacc_dims *v = xcalloc (ctx->func_names.n + 1, sizeof *v);
+  int any = 0, rc = 0;
+  size_t lineno = 1;
+  for (const char *line = text; rc == 0 && line < text + len; lineno++)
+    {
+      const char *end = memchr (line, '\n', text + len - line);
+      if (!end)
+	end = text + len;
+      const char *p = line + strspn (line, " \t");
+      if (end - p >= (ptrdiff_t) strlen (DIMS_MARK)
+	  && strncmp (p, DIMS_MARK, strlen (DIMS_MARK)) == 0)
+	{
+	  struct ok_oacc_dims d = { { 0 }, 0 };
+	  char *name;
+	  rc = parse_dims_line (asm_file, lineno, p, end, &d, &name);
+	  /* A function outside the table (none is expected) has nothing
+	     to launch.  */
+	  for (size_t i = 0; rc == 0 && i < ctx->func_names.n; i++)
+	    if (strcmp (ctx->func_names.v[i], name) == 0)
+	      {
+		v[i] = d;
+		any = 1;
+	      }
+	  if (rc == 0)
+	    free (name);
+	}
+      line = end + 1;
+    }
+  free (text);
+  if (rc == 0 && any)
+    *dims = v;
+  else
+    free (v);
+  return rc;
+}
+
 /* Read IMAGE, built for ARCH, and record its tables in CTX (the first
    image) or check that they are the same (the others: every image must
    list the same functions and variables in the same order, since the
@@ -542,11 +710,13 @@ gcn_build (struct mko_ctx *ctx)
 		      sizeof table_labels - 1) < 0)
     return -1;
 
-  struct ok_command labels[MAX_ARCHS], links[MAX_ARCHS];
+  struct ok_command labels[MAX_ARCHS], links[MAX_ARCHS], compiles[MAX_ARCHS];
   const char *images[MAX_ARCHS];
+  const char *asm_files[MAX_ARCHS];
   const char *requires_files[MAX_ARCHS];
   memset (labels, 0, sizeof labels);
   memset (links, 0, sizeof links);
+  memset (compiles, 0, sizeof compiles);
   for (int i = 0; i < n; i++)
     {
       const struct ok_gcn_proc *arch = &gcn_archs[sel[i]];
@@ -558,10 +728,26 @@ gcn_build (struct mko_ctx *ctx)
       suffix = xasprintf (".mkoffload.%s.hsaco", arch->name);
       images[i] = mko_intermediate (ctx, suffix);
       free (suffix);
-      links[i].argv = accel_argv (ctx, arch, images[i], label);
       links[i].unset_env = mko_accel_unset_env;
       /* One requires file per architecture: they are built at once.  */
-      links[i].set_env = mko_accel_env (ctx, arch->name, &requires_files[i]);
+      const char *const *env = mko_accel_env (ctx, arch->name,
+					      &requires_files[i]);
+      if (ctx->fopenacc)
+	{
+	  suffix = xasprintf (".mkoffload.%s.s", arch->name);
+	  asm_files[i] = mko_intermediate (ctx, suffix);
+	  free (suffix);
+	  compiles[i].argv = asm_argv (ctx, arch, asm_files[i]);
+	  compiles[i].unset_env = mko_accel_unset_env;
+	  compiles[i].set_env = env;
+	  links[i].argv = asm_link_argv (ctx, arch, asm_files[i], images[i],
+					 label);
+	}
+      else
+	{
+	  links[i].argv = accel_argv (ctx, arch, images[i], label);
+	  links[i].set_env = env;
+	}
     }
 
   /* The labels take milliseconds, one after the other; the architectures
@@ -570,6 +756,9 @@ gcn_build (struct mko_ctx *ctx)
   for (int i = 0; i < n; i++)
     if (assemble_labels (&labels[i], &gcn_archs[sel[i]]) < 0)
       return -1;
+  if (ctx->fopenacc
+      && run_for_archs (compiles, n, sel, "compiling the device code") < 0)
+    return -1;
   if (run_for_archs (links, n, sel, "building the code object") < 0)
     return -1;
   for (int i = 0; i < n; i++)
@@ -584,6 +773,13 @@ gcn_build (struct mko_ctx *ctx)
 	return -1;
       mko_add_image (ctx, images[i], 0, OK_IMAGE_GCN, arch->arch);
       ctx->images[ctx->num_images - 1].kernel_info = info;
+      if (ctx->fopenacc)
+	{
+	  struct ok_oacc_dims *dims;
+	  if (read_dims (ctx, asm_files[i], &dims) < 0)
+	    return -1;
+	  ctx->images[ctx->num_images - 1].oacc_dims = dims;
+	}
       /* The device runtime linked in is the running GCC's: from 13 on
 	 it reads the kernel arguments of GCN device version 3.  */
       if (ctx->gcc_version >= 13)
@@ -593,6 +789,7 @@ gcn_build (struct mko_ctx *ctx)
     {
       free ((void *) labels[i].argv);
       free ((void *) links[i].argv);
+      free ((void *) compiles[i].argv);
     }
   return 0;
 }

@@ -99,16 +99,82 @@ run_accel_compiler (struct mko_ctx *ctx, const char *ptx)
   return mko_read_requires (ctx, requires_file);
 }
 
+/* The OpenACC launch dimensions of the FUNC_MAP lines, one per line, in
+   their order; ANY says whether one is an OpenACC function's.  */
+struct dims_list
+{
+  struct ok_oacc_dims *v;
+  size_t n, cap;
+  int any;
+};
+
+/* Parse what follows the closing quote of the name on a FUNC_MAP line of
+   PTX, from REST to the line's END, into *D: nothing for an OpenMP
+   function; ", GANG, WORKER, VECTOR" for an OpenACC one, as the nvptx
+   back end (nvptx_record_offload_symbol) writes them with "%#x", 0 for
+   a dimension left to run time.  Return 0, or -1 after reporting one
+   error.  */
+static int
+parse_func_dims (const char *ptx, const char *name, const char *rest,
+		 const char *end, struct ok_oacc_dims *d)
+{
+  static const char *const axis[3] = { "gang", "worker", "vector" };
+  const char *p = rest;
+  memset (d, 0, sizeof *d);
+  while (end > p && (end[-1] == '\r' || end[-1] == ' ' || end[-1] == '\t'))
+    end--;
+  if (p == end)
+    return 0;
+  for (int k = 0; k < 3; k++)
+    {
+      p += strspn (p, " \t");
+      if (p >= end || *p != ',')
+	goto malformed;
+      p++;
+      p += strspn (p, " \t");
+      if (p >= end || *p < '0' || *p > '9')
+	goto malformed;
+      char *e;
+      unsigned long v = strtoul (p, &e, 0);
+      if (e > end || e == p)
+	goto malformed;
+      if (v > UINT16_MAX)
+	{
+	  ok_error ("'%s': OpenACC function '%s': %s size %lu is over %u,"
+		    " the most a launch can have", ptx, name, axis[k], v,
+		    (unsigned) UINT16_MAX);
+	  return -1;
+	}
+      d->dim[k] = (uint16_t) v;
+      p = e;
+    }
+  p += strspn (p, " \t");
+  if (p == end)
+    {
+      d->flags = OK_OACC_FN;
+      return 0;
+    }
+malformed:
+  ok_error ("'%s': malformed OpenACC dimensions on the FUNC_MAP line of"
+	    " '%s': '%.*s', expected ', GANG, WORKER, VECTOR'", ptx, name,
+	    (int) (end - rest), rest);
+  return -1;
+}
+
 /* Collect the names of the "//:FUNC_MAP "name"...", "//:VAR_MAP
    "name"" and (GCC 14 and newer) "//:IND_FUNC_MAP "name"" lines of
-   MODULE, which the nvptx back end writes in host-table order, into
-   CTX's lists and IND.  */
-static void
-collect_maps (struct mko_ctx *ctx, const char *module, struct mko_argv *ind)
+   MODULE (of the image file PTX), which the nvptx back end writes in
+   host-table order, into CTX's lists and IND, and the OpenACC dimensions
+   of the FUNC_MAP lines into DIMS.  Return 0, or -1 after reporting one
+   error.  */
+static int
+collect_maps (struct mko_ctx *ctx, const char *ptx, const char *module,
+	      struct mko_argv *ind, struct dims_list *dims)
 {
   for (const char *line = module; line && *line;)
     {
       const char *next = strchr (line, '\n');
+      const char *eol = next ? next : line + strlen (line);
       struct mko_argv *list = NULL;
       const char *rest = NULL;
       if (strncmp (line, "//:FUNC_MAP \"", 13) == 0)
@@ -117,14 +183,27 @@ collect_maps (struct mko_ctx *ctx, const char *module, struct mko_argv *ind)
 	list = &ctx->var_names, rest = line + 12;
       else if (strncmp (line, "//:IND_FUNC_MAP \"", 17) == 0)
 	list = ind, rest = line + 17;
-      if (list)
+      const char *q = rest ? strchr (rest, '"') : NULL;
+      if (q && q < eol)
 	{
-	  const char *q = strchr (rest, '"');
-	  if (q && (!next || q < next))
-	    mko_argv_push (list, xstrndup (rest, q - rest));
+	  char *name = xstrndup (rest, q - rest);
+	  mko_argv_push (list, name);
+	  if (list == &ctx->func_names)
+	    {
+	      if (dims->n == dims->cap)
+		{
+		  dims->cap = dims->cap ? 2 * dims->cap : 16;
+		  dims->v = xrealloc (dims->v, dims->cap * sizeof *dims->v);
+		}
+	      struct ok_oacc_dims *d = &dims->v[dims->n++];
+	      if (parse_func_dims (ptx, name, q + 1, eol, d) < 0)
+		return -1;
+	      dims->any |= d->flags != 0;
+	    }
 	}
       line = next ? next + 1 : NULL;
     }
+  return 0;
 }
 
 /* The plain sm_NN architectures PTXAS accepts for --gpu-name, from the
@@ -506,8 +585,9 @@ append_tables (struct mko_ctx *ctx, const char *ptx, const char *text,
   return 1;
 }
 
+/* Build CTX's images, collecting the OpenACC dimensions into DIMS.  */
 static int
-nvptx_build (struct mko_ctx *ctx)
+build_images (struct mko_ctx *ctx, struct dims_list *dims)
 {
   /* A bad request is reported before the accel compiler runs.  */
   struct sass_request req;
@@ -541,7 +621,8 @@ nvptx_build (struct mko_ctx *ctx)
       off += strlen (text + off) + 1;
     }
   for (size_t i = 0; i < mods.n; i++)
-    collect_maps (ctx, mods.v[i], &ind);
+    if (collect_maps (ctx, ptx, mods.v[i], &ind, dims) < 0)
+      return -1;
   int tables = append_tables (ctx, ptx, text, len, &mods, &ind);
   if (tables < 0)
     return -1;
@@ -623,5 +704,21 @@ nvptx_build (struct mko_ctx *ctx)
   free (own);
   /* The names collect_maps took are copies.  */
   free (text);
+  return 0;
+}
+
+static int
+nvptx_build (struct mko_ctx *ctx)
+{
+  struct dims_list dims = { 0 };
+  if (build_images (ctx, &dims) < 0)
+    return -1;
+  /* The PTX and its cubins have the same functions: one table for all,
+     none for an OpenMP program.  */
+  if (dims.any)
+    for (size_t i = 0; i < ctx->num_images; i++)
+      ctx->images[i].oacc_dims = dims.v;
+  else
+    free (dims.v);
   return 0;
 }

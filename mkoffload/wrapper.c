@@ -72,6 +72,17 @@ put_name_table (FILE *f, const char *var, const struct mko_argv *names)
   fputs ("};\n\n", f);
 }
 
+/* The first image whose OpenACC dimensions are image I's table: the
+   one the wrapper emits it for.  */
+static size_t
+oacc_dims_owner (const struct mko_ctx *ctx, size_t i)
+{
+  for (size_t k = 0; k < i; k++)
+    if (ctx->images[k].oacc_dims == ctx->images[i].oacc_dims)
+      return k;
+  return i;
+}
+
 static const char *
 image_format_name (uint32_t fmt)
 {
@@ -216,6 +227,22 @@ put_wrapper (FILE *f, const struct mko_ctx *ctx)
       fputs ("};\n\n", f);
     }
 
+  /* Per-image OpenACC launch dimensions, one entry per function; images
+     with the same table (the PTX and its cubins) share one.  */
+  for (size_t i = 0; i < ctx->num_images; i++)
+    {
+      const struct ok_oacc_dims *od = ctx->images[i].oacc_dims;
+      if (!od || ctx->func_names.n == 0 || oacc_dims_owner (ctx, i) != i)
+	continue;
+      fprintf (f, "static const struct ok_oacc_dims mko_oacc_dims_%zu"
+	       "[%zu] = {\n", i, ctx->func_names.n);
+      for (size_t k = 0; k < ctx->func_names.n; k++)
+	fprintf (f, "  { { %uu, %uu, %uu }, %#xu },\n",
+		 (unsigned) od[k].dim[0], (unsigned) od[k].dim[1],
+		 (unsigned) od[k].dim[2], (unsigned) od[k].flags);
+      fputs ("};\n\n", f);
+    }
+
   /* One descriptor per image; they share the name tables.  */
   fprintf (f, "static const struct ok_tgt_desc mko_targets[%zu] = {\n",
 	   ctx->num_images);
@@ -241,9 +268,14 @@ put_wrapper (FILE *f, const struct mko_ctx *ctx)
       fprintf (f, "    .var_names = %s,\n",
 	       ctx->var_names.n ? "mko_var_names" : "0");
       if (im->kernel_info && ctx->func_names.n)
-	fprintf (f, "    .kernel_info = mko_kernel_info_%zu\n", i);
+	fprintf (f, "    .kernel_info = mko_kernel_info_%zu,\n", i);
       else
-	fputs ("    .kernel_info = 0\n", f);
+	fputs ("    .kernel_info = 0,\n", f);
+      if (im->oacc_dims && ctx->func_names.n)
+	fprintf (f, "    .oacc_dims = mko_oacc_dims_%zu\n",
+		 oacc_dims_owner (ctx, i));
+      else
+	fputs ("    .oacc_dims = 0\n", f);
       fputs (i + 1 < ctx->num_images ? "  },\n" : "  }\n", f);
     }
   fputs ("};\n\n", f);

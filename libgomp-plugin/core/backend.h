@@ -75,6 +75,12 @@ struct ok_trailing_var
    plugin's device type, the host table's sizes, and the table to fill.  */
 struct ok_image_req
 {
+  /* The backend picks its image among DESC's targets with
+     ok_desc_target (common/desc-check.h), which steps at the stride of
+     the descriptor's version (2 or 3), and reads the OpenACC launch
+     dimensions of the one it picked with ok_desc_oacc_dims (DESC, TGT):
+     one per function in host-table order, or NULL (an OpenMP image, or a
+     descriptor of version 2, whose entries end before oacc_dims).  */
   const struct ok_openmp_target *desc;
   int device_type;		/* The plugin's; for ok_desc_target.  */
   size_t num_funcs;		/* Host function table entries.  */

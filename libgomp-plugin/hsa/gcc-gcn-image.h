@@ -83,8 +83,7 @@ struct gcc_gcn_var
 /* The section of the indirect functions' table: its size gives their
    number in offloadkit's images, whose descriptor has no count.  */
 #define GCC_GCN_IND_FUNC_SECTION ".gnu.offload_ind_funcs"
-/* The device variable that points at the map of indirect functions
-   (GOMP_INDIRECT_ADDR_MAP of GCC 14's libgomp/libgomp-plugin.h).  */
-#define GCC_GCN_IND_MAP_VAR "__gomp_indirect_addr_map"
+/* The device variables that point at the map of indirect functions are
+   core/indirect-map.h's.  */
 
 #endif /* OFFLOADKIT_GCC_GCN_IMAGE_H */

@@ -25,6 +25,9 @@ typedef int hsa_signal_condition_t;
 typedef int hsa_wait_state_t;
 typedef int hsa_device_type_t;
 typedef int hsa_region_segment_t;
+typedef int hsa_system_info_t;
+typedef int hsa_amd_copy_direction_t;
+typedef int hsa_amd_pointer_type_t;
 typedef uint32_t hsa_queue_type32_t;
 typedef int64_t hsa_signal_value_t;
 
@@ -58,6 +61,10 @@ typedef struct { uint64_t handle; } hsa_loaded_code_object_t;
 #define HSA_AGENT_INFO_DEVICE 17	/* hsa_device_type_t.  */
 #define HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT 0xA002	/* uint32_t.  */
 #define HSA_AMD_AGENT_INFO_UUID 0xA011	/* char[21]: "GPU-" and 16 hex.  */
+
+/* hsa_system_info_t (HSA_AMD_* from hsa.h's AMD extension list).  */
+#define HSA_AMD_SYSTEM_INFO_SVM_SUPPORTED 0x201	/* bool.  */
+#define HSA_AMD_SYSTEM_INFO_SVM_ACCESSIBLE_BY_DEFAULT 0x202	/* bool.  */
 
 /* hsa_isa_info_t.  */
 #define HSA_ISA_INFO_NAME_LENGTH 0	/* uint32_t, without the NUL.  */
@@ -143,6 +150,64 @@ _Static_assert (offsetof (hsa_kernel_dispatch_packet_t, kernel_object)
 		== 32, "AQL packet layout");
 _Static_assert (offsetof (hsa_kernel_dispatch_packet_t, completion_signal)
 		== 56, "AQL packet layout");
+
+/* hsa_amd_memory_async_copy_rect (hsa_ext_amd.h, "provisional"): a
+   pitched pointer (base, pitch and slice in bytes, each 4-byte aligned),
+   offsets and range (x in bytes, y in rows, z in slices), and the
+   direction.  */
+typedef struct hsa_pitched_ptr_s
+{
+  void *base;
+  size_t pitch;
+  size_t slice;
+} hsa_pitched_ptr_t;
+
+typedef struct hsa_dim3_s
+{
+  uint32_t x, y, z;
+} hsa_dim3_t;
+
+#define hsaHostToDevice 1
+#define hsaDeviceToHost 2
+
+/* Shared virtual memory attributes (hsa_ext_amd.h).  */
+typedef struct hsa_amd_svm_attribute_pair_s
+{
+  uint64_t attribute;		/* HSA_AMD_SVM_ATTRIB_*.  */
+  uint64_t value;
+} hsa_amd_svm_attribute_pair_t;
+
+#define HSA_AMD_SVM_ATTRIB_GLOBAL_FLAG 0
+#define HSA_AMD_SVM_GLOBAL_FLAG_COARSE_GRAINED 1
+/* Set: the agent in VALUE may access the range.  */
+#define HSA_AMD_SVM_ATTRIB_AGENT_ACCESSIBLE 0x200
+#define HSA_AMD_SVM_ATTRIB_AGENT_ACCESSIBLE_IN_PLACE 0x201
+#define HSA_AMD_SVM_ATTRIB_AGENT_NO_ACCESS 0x202
+/* Get: VALUE names an agent; ATTRIBUTE comes back as one of the three
+   above.  */
+#define HSA_AMD_SVM_ATTRIB_ACCESS_QUERY 0x203
+
+/* hsa_amd_pointer_info's answer (hsa_ext_amd.h; 56 bytes on LP64, SIZE
+   set by the caller).  */
+typedef struct hsa_amd_pointer_info_s
+{
+  uint32_t size;
+  hsa_amd_pointer_type_t type;
+  void *agentBaseAddress;
+  void *hostBaseAddress;
+  size_t sizeInBytes;
+  void *userData;
+  hsa_agent_t agentOwner;
+  uint32_t global_flags;
+} hsa_amd_pointer_info_t;
+
+#define HSA_EXT_POINTER_TYPE_UNKNOWN 0
+
+_Static_assert (sizeof (hsa_pitched_ptr_t) == 24, "hsa_pitched_ptr_t");
+_Static_assert (sizeof (hsa_amd_pointer_info_t) == 56
+		&& offsetof (hsa_amd_pointer_info_t, sizeInBytes) == 24
+		&& offsetof (hsa_amd_pointer_info_t, agentOwner) == 40,
+		"hsa_amd_pointer_info_t layout");
 
 /* The table of runtime entry points, one member per line of
    hsa-calls.def.  Optional members may be NULL.  */

@@ -129,6 +129,7 @@ gcn_init_device (struct ok_device *d)
   struct gcn_device *dev = gcn_dev (d);
   dev->agent = ok_hsa_agents[d->local];
   gcn_launch_init (dev);
+  gcn_managed_init (dev);
 
   if (!gcn_get_isa (dev))
     goto fail;
@@ -176,6 +177,7 @@ gcn_init_device (struct ok_device *d)
 
  fail:
   gcn_launch_fini (dev);
+  gcn_managed_fini (dev);
   return false;
 }
 
@@ -184,6 +186,7 @@ gcn_fini_device (struct ok_device *d)
 {
   struct gcn_device *dev = gcn_dev (d);
   bool ok = gcn_launch_fini (dev);
+  ok &= gcn_managed_fini (dev);
   ok &= ok_dev_teardown_ok (d, ok_hsa.hsa_queue_destroy (dev->queue),
 			    "destroy the queue", "hsa_queue_destroy");
   dev->queue = NULL;
@@ -217,7 +220,11 @@ const struct ok_backend ok_backend_hsa = {
   .dev2host = gcn_dev2host,
   .dev2dev = gcn_dev2dev,
   .memset = gcn_memset,
+  .copy_rect = gcn_copy_rect,
   .get_uid = gcn_get_uid,
+  .managed_alloc = gcn_managed_alloc,
+  .managed_free = gcn_managed_free,
+  .is_accessible = gcn_is_accessible,
   .interop_frs = gcn_interop_frs,
   .interop_init = gcn_interop_init,
   .interop_sync = gcn_interop_sync,

@@ -9,6 +9,7 @@
                    functions
      hsa-memory.c  allocations from the data region (the core pools
                    them) and copies
+     hsa-managed.c managed memory and what the device can access
      hsa-launch.c  geometry, kernel arguments, dispatch and waiting
 
    The backend's own names begin with gcn_ (its devices are GCN GPUs),
@@ -89,6 +90,15 @@ struct gcn_job
 };
 
 struct gcn_image;
+struct ok_mem_pool;
+
+/* A managed memory heap: mapped host pages made shared virtual
+   memory.  */
+struct gcn_heap
+{
+  void *base;
+  size_t size;
+};
 
 struct gcn_device
 {
@@ -106,6 +116,14 @@ struct gcn_device
   /* What the queue's error callback saw when a kernel faulted (the
      device is then broken and the queue unusable).  */
   hsa_status_t queue_error;
+
+  /* Managed memory (hsa-managed.c): the pool carved from the heaps,
+     made at the first request, and the heaps mapped, for their
+     unmapping; MANAGED_LOCK guards both.  */
+  pthread_mutex_t managed_lock;
+  struct ok_mem_pool *managed;
+  struct gcn_heap *heaps;
+  size_t nheaps, heaps_cap;
 
   pthread_mutex_t slot_lock;	/* Guards FREE_SLOTS.  */
   struct gcn_slot *free_slots;
@@ -215,7 +233,18 @@ bool gcn_dev2dev (struct ok_device *dev, void *dst, const void *src,
 /* libgomp 15 and 16's entry points (backend.h says what each
    promises).  */
 bool gcn_memset (struct ok_device *dev, void *ptr, int val, size_t n);
+int gcn_copy_rect (struct ok_device *dev, const struct ok_rect *rect);
 char *gcn_get_uid (struct ok_device *dev);
+
+/* ---- hsa-managed.c ---- */
+
+/* Set up and free DEV's managed memory; false if unmapping failed.  */
+void gcn_managed_init (struct gcn_device *dev);
+bool gcn_managed_fini (struct gcn_device *dev);
+/* libgomp 16's entry points (backend.h says what each promises).  */
+void *gcn_managed_alloc (struct ok_device *dev, size_t size);
+bool gcn_managed_free (struct ok_device *dev, void *ptr);
+int gcn_is_accessible (struct ok_device *dev, const void *ptr, size_t size);
 
 /* ---- hsa-interop.c ---- */
 

@@ -3,9 +3,10 @@
    libgomp needs to run reverse-offload requests (`target device
    (ancestor: 1)'), and the map from host to device addresses of the
    `declare target indirect' functions (GCC 14+), which the device looks
-   host function pointers up in.  Done as GCC 14's libgomp/plugin/
-   plugin-gcn.c does in GOMP_OFFLOAD_load_image, for offloadkit's images
-   and GCC's alike.  */
+   host function pointers up in, in the form its device code reads: GCC
+   16's hash table or GCC 14's flat list (core/indirect-map.h).  Done as
+   GCC 16's libgomp/plugin/plugin-gcn.c does in GOMP_OFFLOAD_load_image,
+   for offloadkit's images and GCC's alike.  */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 
 #include "gcc-gcn-image.h"
 #include "hsa-internal.h"
+#include "indirect-map.h"
 
 bool
 gcn_rev_fns (struct gcn_device *dev, struct gcn_image *img, size_t nfuncs,
@@ -45,52 +47,91 @@ gcn_rev_fns (struct gcn_device *dev, struct gcn_image *img, size_t nfuncs,
   return true;
 }
 
-/* Write the map of COUNT indirect functions (host address, device
-   address pairs, then 0: GCC 14's plugin's layout, which the device
-   libgomp of GCC 14 and 15 turns into a hash table at the kernel's
-   start, as GCC 16's does when the host gave it no table of its own) to
-   device memory, and its address to the device's map variable.  */
+/* The device variable IMG's map goes to: GCC 16's
+   __gomp_indirect_addr_hmap, whose device code then takes the hash table
+   as it is, when the image has it, else __gomp_indirect_addr_map (GCC 14
+   and 15), from which the device code builds its own table at the
+   kernel's start; its address in *VAR and the form it wants in *FORM.
+   False after a report.  */
+static bool
+gcn_ind_map_var (struct gcn_device *dev, struct gcn_image *img, size_t count,
+		 uint64_t *var, enum ok_ind_form *form)
+{
+  static const struct { const char *name; enum ok_ind_form form; } vars[] = {
+    { OK_IND_HMAP_VAR, OK_IND_HASH }, { OK_IND_MAP_VAR, OK_IND_FLAT }
+  };
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+    {
+      uint32_t size = 0;
+      *var = 0;
+      int found = gcn_variable (dev, img, vars[i].name, var, &size);
+      if (found < 0)
+	return false;
+      if (found == 0 || *var == 0)
+	continue;
+      if (size != sizeof (uint64_t))
+	{
+	  ok_dev_error (&dev->base, "cannot load offload image: variable"
+			" '%s' has %u bytes on the device, expected a pointer"
+			" (8)", vars[i].name, (unsigned) size);
+	  return false;
+	}
+      *form = vars[i].form;
+      return true;
+    }
+  ok_dev_error (&dev->base, "cannot load offload image: it has %zu"
+		" `declare target indirect' functions but its device code"
+		" has neither %s nor %s (device code older than GCC 14's?)",
+		count, OK_IND_HMAP_VAR, OK_IND_MAP_VAR);
+  return false;
+}
+
+/* Write the map of COUNT indirect functions, HOST_IND_FNS[I] to
+   DEV_FNS[I], in the form the image's device code reads
+   (core/indirect-map.h) to device memory freed with IMG, and its address
+   to the device's variable for it.  */
 static bool
 gcn_write_ind_map (struct gcn_device *dev, struct gcn_image *img,
 		   const uint64_t *host_ind_fns, const uint64_t *dev_fns,
 		   size_t count)
 {
-  uint64_t var = 0;
-  uint32_t var_size = 0;
-  int found = gcn_variable (dev, img, GCC_GCN_IND_MAP_VAR, &var, &var_size);
-  if (found < 0)
+  uint64_t var;
+  enum ok_ind_form form;
+  if (!gcn_ind_map_var (dev, img, count, &var, &form))
     return false;
-  if (found == 0 || var == 0 || var_size < sizeof (uint64_t))
-    {
-      ok_dev_error (&dev->base, "cannot load offload image: it has %zu"
-		    " `declare target indirect' functions but its device"
-		    " code has no 8-byte variable %s (found %s)", count,
-		    GCC_GCN_IND_MAP_VAR, found ? "a smaller one" : "none");
-      return false;
-    }
-  size_t bytes = (2 * count + 1) * sizeof (uint64_t);
-  uint64_t *map = malloc (bytes);
-  if (map == NULL)
+  struct ok_ind_pair *pairs = malloc (count * sizeof *pairs);
+  if (pairs == NULL)
     {
       ok_dev_error (&dev->base, "out of memory loading an image");
       return false;
     }
   for (size_t i = 0; i < count; i++)
     {
-      map[2 * i] = host_ind_fns[i];
-      map[2 * i + 1] = dev_fns[i];
+      pairs[i] = (struct ok_ind_pair) { host_ind_fns[i], dev_fns[i] };
       OK_DEBUG ("%s: indirect function %zu: %#llx -> %#llx",
 		dev->base.label, i, (unsigned long long) host_ind_fns[i],
 		(unsigned long long) dev_fns[i]);
     }
-  map[2 * count] = 0;
+  size_t bytes = 0;
+  void *map = ok_ind_map_build (form, pairs, count, &bytes);
+  free (pairs);
+  if (map == NULL)
+    {
+      ok_dev_error (&dev->base, "out of memory loading an image");
+      return false;
+    }
   img->ind_map = gcn_region_alloc (dev, bytes, "the indirect-function map");
   bool ok = img->ind_map != NULL
 	    && gcn_host2dev (&dev->base, img->ind_map, map, bytes);
   free (map);
   uint64_t where = (uint64_t) (uintptr_t) img->ind_map;
-  return ok && gcn_host2dev (&dev->base, (void *) (uintptr_t) var, &where,
-			     sizeof where);
+  ok = ok && gcn_host2dev (&dev->base, (void *) (uintptr_t) var, &where,
+			   sizeof where);
+  if (ok)
+    OK_DEBUG ("%s: map of %zu indirect functions (%s, %zu bytes) at %p",
+	      dev->base.label, count, ok_ind_form_name (form), bytes,
+	      img->ind_map);
+  return ok;
 }
 
 bool
@@ -108,7 +149,7 @@ gcn_map_indirect (struct gcn_device *dev, struct gcn_image *img,
 		" host table of them", dev->base.label, count);
       return true;
     }
-  if (count > ((size_t) 1 << 24))
+  if (count > OK_IND_MAX)
     {
       ok_dev_error (&dev->base, "cannot load offload image: it claims %zu"
 		    " `declare target indirect' functions", count);

@@ -54,6 +54,7 @@ fakehsa_outstanding (const char *kind)
     { "reader", FAKE_KIND (FH_H_READER) | FAKE_KIND (FH_H_CODE_OBJECT), 0 },
     { "queue", FAKE_KIND (FH_H_QUEUE), 0 },
     { "signal", FAKE_KIND (FH_H_SIGNAL), 0 },
+    { "lock", FAKE_KIND (FH_H_LOCK), 0 },
   };
   pthread_mutex_lock (&fh_lock);
   long n = fake_count_of (counts, sizeof counts / sizeof *counts,

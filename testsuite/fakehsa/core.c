@@ -246,6 +246,14 @@ hsa_system_get_info (int attribute, void *value)
     case HSA_SYSTEM_INFO_MACHINE_MODEL:
       *(uint32_t *) value = attribute == HSA_SYSTEM_INFO_MACHINE_MODEL;
       break;
+    case HSA_AMD_SYSTEM_INFO_SVM_SUPPORTED:
+      *(bool *) value = true;
+      break;
+    case HSA_AMD_SYSTEM_INFO_SVM_ACCESSIBLE_BY_DEFAULT:
+      /* FAKEHSA_SVM_DEFAULT=1: as with XNACK on (amd-memory.c).  */
+      *(bool *) value = getenv ("FAKEHSA_SVM_DEFAULT") != NULL
+			&& strcmp (getenv ("FAKEHSA_SVM_DEFAULT"), "1") == 0;
+      break;
     default:
       RETURN (HSA_STATUS_ERROR_INVALID_ARGUMENT);
     }
@@ -289,7 +297,7 @@ fh_fini (void)
   fh_reset_tables ();
   pthread_mutex_unlock (&fh_lock);
   static const char *const kinds[] = { "mem", "code", "executable", "reader",
-				       "queue", "signal" };
+				       "queue", "signal", "lock" };
   fake_check_leaks ("fakehsa", "FAKEHSA_CHECK_LEAKS", kinds,
 		    sizeof kinds / sizeof kinds[0], fakehsa_outstanding);
 }

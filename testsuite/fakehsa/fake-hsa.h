@@ -12,7 +12,10 @@
      coarse-grained global region and a group region, offered both as
      regions and as AMD memory pools;
    - memory is host memory, in a registry of live blocks: frees and copies
-     that touch a block must stay inside it;
+     that touch a block must stay inside it; locked host memory has
+     another address for the agents, as ROCr may give it, which only
+     rectangular copies accept; shared virtual memory ranges keep their
+     attributes until the pages are unmapped (as KFD drops them);
    - code objects are read with libelf: ELF64, EM_AMDGPU, an e_flags
      machine equal to the agent's or that of a generic target the agent
      is a member of (code object v6, version 1 or later), PT_LOAD segments inside the file; the
@@ -56,6 +59,8 @@
      agents.c        agents and their ISAs
      regions.c       regions and AMD memory pools
      memory.c        allocations and copies
+     amd-memory.c    locked host memory, rectangular copies, shared
+                     virtual memory, pointer information
      code-object.c   reading a code object into an executable (libelf)
      executables.c   code object readers and executables
      symbols.c       the executables' symbols
@@ -119,6 +124,10 @@
   X (hsa_signal_wait_relaxed) X (hsa_signal_wait_acquire) \
   X (hsa_signal_wait_scacquire) \
   X (hsa_amd_memory_fill) \
+  X (hsa_amd_memory_lock) X (hsa_amd_memory_unlock) \
+  X (hsa_amd_memory_async_copy_rect) \
+  X (hsa_amd_svm_attributes_set) X (hsa_amd_svm_attributes_get) \
+  X (hsa_amd_pointer_info) \
   X (kernel_dispatch)
 
 enum fh_sym
@@ -182,7 +191,7 @@ extern struct fake_blocks fh_blocks;
 enum fh_handle_kind
 {
   FH_H_EXEC, FH_H_READER, FH_H_CODE_OBJECT, FH_H_SIGNAL, FH_H_DOORBELL,
-  FH_H_QUEUE
+  FH_H_QUEUE, FH_H_LOCK
 };
 extern struct fake_handles fh_handles;
 
@@ -323,5 +332,8 @@ void fh_process (struct fh_queue *q);
 
 /* control.c, exported: how many of KIND are alive.  */
 long fakehsa_outstanding (const char *kind);
+/* amd-memory.c, exported: the SVM range of P.  */
+int fakehsa_svm (uintptr_t p, uintptr_t *base, size_t *size, uint64_t *flag,
+		 unsigned *agents);
 
 #endif

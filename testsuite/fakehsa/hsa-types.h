@@ -156,6 +156,55 @@ _Static_assert (sizeof (fh_dispatch_packet) == 64, "packet layout");
 #define HSA_SIGNAL_CONDITION_LT 2
 #define HSA_SIGNAL_CONDITION_GTE 3
 
+/* hsa.h's AMD system information.  */
+#define HSA_AMD_SYSTEM_INFO_SVM_SUPPORTED 0x201
+#define HSA_AMD_SYSTEM_INFO_SVM_ACCESSIBLE_BY_DEFAULT 0x202
+
+/* hsa_ext_amd.h: rectangular copies ("provisional API").  */
+typedef struct
+{
+  void *base;
+  size_t pitch;			/* Bytes; 4-byte aligned, as BASE.  */
+  size_t slice;
+} hsa_pitched_ptr_t;
+typedef struct { uint32_t x, y, z; } hsa_dim3_t;
+#define hsaHostToHost 0
+#define hsaHostToDevice 1
+#define hsaDeviceToHost 2
+#define hsaDeviceToDevice 3
+
+/* hsa_ext_amd.h: shared virtual memory.  */
+typedef struct
+{
+  uint64_t attribute;
+  uint64_t value;
+} hsa_amd_svm_attribute_pair_t;
+#define HSA_AMD_SVM_ATTRIB_GLOBAL_FLAG 0
+#define HSA_AMD_SVM_ATTRIB_READ_ONLY 1
+#define HSA_AMD_SVM_GLOBAL_FLAG_FINE_GRAINED 0
+#define HSA_AMD_SVM_GLOBAL_FLAG_COARSE_GRAINED 1
+#define HSA_AMD_SVM_GLOBAL_FLAG_INDETERMINATE 2
+#define HSA_AMD_SVM_ATTRIB_AGENT_ACCESSIBLE 0x200
+#define HSA_AMD_SVM_ATTRIB_AGENT_ACCESSIBLE_IN_PLACE 0x201
+#define HSA_AMD_SVM_ATTRIB_AGENT_NO_ACCESS 0x202
+#define HSA_AMD_SVM_ATTRIB_ACCESS_QUERY 0x203
+
+/* hsa_ext_amd.h: what the runtime knows of a pointer.  */
+typedef struct
+{
+  uint32_t size;
+  int type;
+  void *agentBaseAddress;
+  void *hostBaseAddress;
+  size_t sizeInBytes;
+  void *userData;
+  hsa_agent_t agentOwner;
+  uint32_t global_flags;
+} hsa_amd_pointer_info_t;
+#define HSA_EXT_POINTER_TYPE_UNKNOWN 0
+#define HSA_EXT_POINTER_TYPE_HSA 1
+#define HSA_EXT_POINTER_TYPE_LOCKED 2
+
 #define EM_AMDGPU_ 224
 #define EF_AMDGPU_MACH_ 0xff
 

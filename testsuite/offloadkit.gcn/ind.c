@@ -10,7 +10,21 @@
    __gomp_indirect_addr_map, which the plugin points at the map it
    writes.  Earlier GCCs know no `indirect' clause, so what GCC 14's
    would emit is made by hand under the same names (the device libgomp
-   of GCC 12 and 13 has no such variable).  */
+   of GCC 12 and 13 has no such variable).
+
+   Built with -DIND_HMAP, the device code also has GCC 16's
+   __gomp_indirect_addr_hmap, for which the plugin builds the hash table
+   on the host: GCC 16's device libgomp defines it, for earlier GCCs it
+   is made here.  */
+
+#if defined IND_HMAP && __GNUC__ < 16
+#pragma omp declare target
+void *ind_hmap __asm__ ("__gomp_indirect_addr_hmap");
+#pragma omp end declare target
+#define KEEP_HMAP (ind_hmap != 0)
+#else
+#define KEEP_HMAP 0
+#endif
 
 #if __GNUC__ >= 14
 #pragma omp begin declare target indirect
@@ -41,6 +55,6 @@ run (int x)
 {
   int r = 0;
 #pragma omp target map(from: r)
-  r = ind_fns[x & 1] (x) + KEEP_MAP;
+  r = ind_fns[x & 1] (x) + KEEP_MAP + KEEP_HMAP;
   return r;
 }

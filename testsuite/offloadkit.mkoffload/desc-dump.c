@@ -14,12 +14,18 @@
      var I J NAME
    A is hexadecimal (0x906); E is 224 for an AMD GPU code object; K is 1
    when the image has a kernel_info table; FLAGS are its OK_TGT_* flags,
-   in hexadecimal (0 or 0x1).  */
+   in hexadecimal (0 or 0x1).
+   Both forms then print each image's OpenACC launch dimensions:
+     oacc I none
+   when it has none, else one line per function:
+     oacc I J NAME G W V FLAGS
+   G, W, V the gang, worker and vector sizes, FLAGS in hexadecimal.  */
 
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "desc-check.h"
 #include "offload-desc.h"
 
 /* What GCC's crtoffloadbegin.o and crtoffloadend.o would provide: empty
@@ -78,6 +84,23 @@ print_image (unsigned i, const struct ok_tgt_desc *t, size_t size,
 }
 #endif
 
+/* The OpenACC dimensions of T, image I of D.  */
+static void
+print_oacc_dims (const struct ok_openmp_target *d, unsigned i,
+		 const struct ok_tgt_desc *t)
+{
+  const struct ok_oacc_dims *od = ok_desc_oacc_dims (d, t);
+  if (od == NULL)
+    {
+      printf ("oacc %u none\n", i);
+      return;
+    }
+  for (unsigned f = 0; f < t->num_funcs; f++)
+    printf ("oacc %u %u %s %u %u %u %#x\n", i, f, t->func_names[f],
+	    (unsigned) od[f].dim[0], (unsigned) od[f].dim[1],
+	    (unsigned) od[f].dim[2], (unsigned) od[f].flags);
+}
+
 void
 GOMP_offload_register_ver (unsigned version, const void *host_table,
 			   int device_type, const void *target_data)
@@ -107,13 +130,14 @@ GOMP_offload_register_ver (unsigned version, const void *host_table,
   printf ("targets %u\n", (unsigned) d->num_targets);
   for (unsigned i = 0; i < d->num_targets; i++)
     {
-      const struct ok_tgt_desc *t = &d->targets[i];
+      const struct ok_tgt_desc *t = ok_desc_target_at (d, i);
       size_t size = (size_t) (t->image_end - t->image_start);
       char elf[16] = "-";
       if (size >= 20 && memcmp (t->image_start, "\177ELF", 4) == 0)
 	snprintf (elf, sizeof elf, "%u",
 		  (unsigned) (t->image_start[18] | t->image_start[19] << 8));
       print_image (i, t, size, elf);
+      print_oacc_dims (d, i, t);
     }
 }
 

@@ -15,10 +15,24 @@
 
 extern char **environ;
 
-/* Images of cubins for several architectures and, optionally, PTX.  */
+/* D, whose targets are IM's, as a descriptor of version 2 (an earlier
+   mkoffload's, whose targets array has the shorter entries in V2).  */
+static void
+as_version_2 (const struct image *im, struct ok_tgt_desc_v2 *v2,
+	      struct ok_openmp_target *d)
+{
+  *d = im->d;
+  d->desc_version = 2;
+  for (uint32_t i = 0; i < im->d.num_targets; i++)
+    memcpy (&v2[i], &im->t[i], sizeof v2[i]);
+  d->targets = (const struct ok_tgt_desc *) (const void *) v2;
+}
+
+/* Images of cubins for several architectures and, optionally, PTX; in a
+   descriptor of version 2 when V2.  */
 static void
 child_pick (int device_sm, const int *archs, int narchs, bool with_ptx,
-	    const char *expect_marker, const char *what)
+	    const char *expect_marker, const char *what, bool v2)
 {
   check ("1 device", p_get_num_devices () == 1);
   check ("init", p_init_device (0));
@@ -42,8 +56,12 @@ child_pick (int device_sm, const int *archs, int narchs, bool with_ptx,
       ptx = make_ptx (target, "which_ptx");
       image_add_ptx (&im, ptx);
     }
+  struct ok_tgt_desc_v2 v2_targets[6];
+  struct ok_openmp_target v2_desc;
+  if (v2)
+    as_version_2 (&im, v2_targets, &v2_desc);
   long links = f_calls ("cuLinkComplete");
-  struct ok_addr_pair *t = load (0, &im.d);
+  struct ok_addr_pair *t = load (0, v2 ? &v2_desc : &im.d);
   checkf (t != NULL, "%s: loads", what);
   checkf (t != NULL && loaded_marker (expect_marker), "%s: picked %s", what,
 	  expect_marker);
@@ -65,7 +83,15 @@ void
 child_sm86 (void)
 {
   static const int archs[] = { 80, 86, 90 };
-  child_pick (86, archs, 3, true, "which_sm86", "exact sm_86 cubin");
+  child_pick (86, archs, 3, true, "which_sm86", "exact sm_86 cubin", false);
+}
+
+void
+child_sm86_v2 (void)
+{
+  static const int archs[] = { 80, 86, 90 };
+  child_pick (86, archs, 3, true, "which_sm86",
+	      "exact sm_86 cubin", true);
 }
 
 void
@@ -73,7 +99,7 @@ child_sm87 (void)
 {
   static const int archs[] = { 80, 86, 90 };
   child_pick (87, archs, 3, true, "which_sm86",
-	      "sm_87 device: highest lower-minor cubin");
+	      "sm_87 device: highest lower-minor cubin", false);
 }
 
 void
@@ -81,7 +107,15 @@ child_sm89_ptx (void)
 {
   static const int archs[] = { 90, 75 };
   child_pick (89, archs, 2, true, "which_ptx",
-	      "sm_89 device, cubins of other majors: PTX");
+	      "sm_89 device, cubins of other majors: PTX", false);
+}
+
+void
+child_sm89_ptx_v2 (void)
+{
+  static const int archs[] = { 90, 75 };
+  child_pick (89, archs, 2, true, "which_ptx",
+	      "the PTX after two cubins", true);
 }
 
 void

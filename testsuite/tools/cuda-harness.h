@@ -61,6 +61,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "desc-check.h"
 #include "gomp-abi.h"
 #include "gomp-standin.h"
 #include "harness-common.h"
@@ -176,6 +177,8 @@ void child_cuda_and_emulated (void);
 void child_sm86 (void);			/* cuda-harness-pick.c */
 void child_sm87 (void);
 void child_sm89_ptx (void);
+void child_sm86_v2 (void);
+void child_sm89_ptx_v2 (void);
 void child_sm90_no_match (void);
 void child_no_pool (void);		/* cuda-harness-memory.c */
 void child_bad_sizes (void);		/* cuda-harness-devices.c */

@@ -60,8 +60,8 @@ const struct ok_tgt_desc *
 target_for (const struct ok_openmp_target *d, uint32_t arch)
 {
   for (uint32_t i = 0; i < d->num_targets; i++)
-    if (d->targets[i].arch == arch)
-      return &d->targets[i];
+    if (ok_desc_target_at (d, i)->arch == arch)
+      return ok_desc_target_at (d, i);
   return NULL;
 }
 
@@ -97,6 +97,38 @@ bad_load (const char *name, int dev, const void *data, ...)
 
 /* ------------------------------------------------------------------ */
 /* The images on the main process's devices.  */
+
+/* Our descriptor as an earlier mkoffload laid it out, version 2, whose
+   targets array has the shorter entries: it loads on device 1 as version
+   3 does (both images are checked, the second found at version 2's
+   stride).  */
+static void
+test_load_v2 (void)
+{
+  struct ok_tgt_desc_v2 v2[4];
+  struct ok_openmp_target d = *our_desc;
+  uint32_t n = our_desc->num_targets < 4 ? our_desc->num_targets : 4;
+  for (uint32_t i = 0; i < n; i++)
+    memcpy (&v2[i], ok_desc_target_at (our_desc, i), sizeof v2[i]);
+  d.desc_version = 2;
+  d.num_targets = n;
+  d.targets = (const struct ok_tgt_desc *) (const void *) v2;
+  struct ok_addr_pair *t = load (1, &d);
+  checkf (t != NULL, "descriptor version 2: our image loads on device 1"
+	  " (%s)", agent_name[1]);
+  if (t == NULL || tab1 == NULL)
+    {
+      free (t);
+      return;
+    }
+  bool same = true;
+  for (size_t i = 0; i < nfuncs + nvars; i++)
+    same &= t[i].end - t[i].start == tab1[i].end - tab1[i].start;
+  check ("descriptor version 2: the entries of version 3's load", same);
+  free (t);
+  check ("descriptor version 2: unloads",
+	 p_unload_image (1, ours->version, &d));
+}
 
 void
 test_load (void)
@@ -196,6 +228,7 @@ test_load (void)
       }
   check ("static variable hidden: in the descriptor", has_hidden);
   check_no_bad_calls ("load: no invalid runtime calls", bad);
+  test_load_v2 ();
 }
 
 void

@@ -18,6 +18,7 @@ char other_agent[16] = "gfx908";
 int gcc_major = 12;
 int (*f_dispatch_count) (void);
 int (*f_block) (uintptr_t, uintptr_t *, size_t *);
+int (*f_svm) (uintptr_t, uintptr_t *, size_t *, uint64_t *, unsigned *);
 int (*f_dispatch_info) (int, void *, int *, char *, size_t, void *, size_t);
 int (*f_symbol) (const char *, int, uintptr_t *, uint64_t *, int *,
 		 uint64_t *);
@@ -25,7 +26,7 @@ int (*f_symbol) (const char *, int, uintptr_t *, uint64_t *, int *,
 /* ------------------------------------------------------------------ */
 /* Descriptors, as the test libraries' constructors register them.  */
 
-static struct reg regs[4];
+static struct reg regs[5];
 static int nregs;
 
 void GOMP_offload_register_ver (unsigned, const void *, int, const void *);
@@ -39,7 +40,7 @@ GOMP_offload_register_ver (unsigned version, const void *host_table,
      program's requires mask, and the plugin gets what follows.  */
   if ((version >> 16) >= 2)
     target_data = (const uintptr_t *) target_data + 1;
-  if (nregs < 4)
+  if (nregs < 5)
     regs[nregs++] = (struct reg) { version, host_table, type, target_data };
 }
 
@@ -153,10 +154,10 @@ test_fini (void)
 int
 main (int argc, char **argv)
 {
-  if (argc < 4 || argc > 6)
+  if (argc < 4 || argc > 7)
     {
       fprintf (stderr, "usage: %s PLUGIN.so FAKE-HSA.so OURS.so"
-	       " [GCCS.so|- [IND.so]]\n", argv[0]);
+	       " [GCCS.so|- [IND.so [IND16.so]]]\n", argv[0]);
       return 2;
     }
   if (!read_settings ())
@@ -172,7 +173,8 @@ main (int argc, char **argv)
   const char *ours_path = argv[3];
   const char *gccs_path = argc >= 5 && strcmp (argv[4], "-") != 0
 			  ? argv[4] : NULL;
-  const char *inds_path = argc == 6 ? argv[5] : NULL;
+  const char *inds_path = argc >= 6 ? argv[5] : NULL;
+  const char *inds16_path = argc == 7 ? argv[6] : NULL;
   unsetenv ("OFFLOADKIT_EMULATE");
   unsetenv ("FAKEHSA_FAIL");
   unsetenv ("FAKEHSA_AGENTS");
@@ -191,7 +193,7 @@ main (int argc, char **argv)
   /* Our mkoffload marks the device code of GCC 13 and later.  */
   bool marked = true;
   for (uint32_t i = 0; i < our_desc->num_targets; i++)
-    marked &= tgt_is_v3 (&our_desc->targets[i]) == (gcc_major >= 13);
+    marked &= tgt_is_v3 (ok_desc_target_at (our_desc, i)) == (gcc_major >= 13);
   checkf (marked, "our descriptor: every image %s for GCC %d's device code",
 	  gcc_major >= 13 ? "flagged OK_TGT_GCN_KERNARGS_V3" : "unflagged",
 	  gcc_major);
@@ -207,18 +209,24 @@ main (int argc, char **argv)
 	      "IND.so registered one descriptor with one %s image",
 	      agent_name[0]);
     }
+  if (inds16_path != NULL)
+    {
+      inds16 = register_library (inds16_path);
+      check ("IND16.so registered one descriptor", inds16 != NULL);
+    }
 
   static const struct harness_sym syms[] = {
     { "fakehsa_dispatch_count", &f_dispatch_count },
     { "fakehsa_dispatch_info", &f_dispatch_info },
     { "fakehsa_symbol", &f_symbol }, { "fakehsa_block", &f_block },
+    { "fakehsa_svm", &f_svm },
     { NULL, NULL } };
   const struct harness h = {
     .program = "hsa-harness", .plugin_path = plugin_path,
     .fake_path = argv[2], .library_var = "OFFLOADKIT_HSA_LIBRARY",
     .fake_prefix = "fakehsa", .fake_syms = syms, .fake_who = "runtime",
     .leak_kinds = HARNESS_LIST ("mem", "code", "executable", "reader",
-			       "queue", "signal"),
+			       "queue", "signal", "lock"),
     .env = HARNESS_LIST ("FAKEHSA_AGENTS", agent_list),
   };
   /* Device counts and errors with a fresh plugin each, then the main
@@ -275,6 +283,11 @@ main (int argc, char **argv)
 		  HARNESS_LIST ("FAKEHSA_AGENTS", agent_list), true) },
     { AREA_CHILD ("reverse offload, libgomp 14", child_reverse_offload_14,
 		  HARNESS_LIST ("FAKEHSA_AGENTS", agent_list), true) },
+    { AREA_CHILD ("managed memory", child_managed,
+		  HARNESS_LIST ("FAKEHSA_AGENTS", agent_list), false) },
+    { AREA_CHILD ("managed memory, SVM by default", child_managed,
+		  HARNESS_LIST ("FAKEHSA_AGENTS", agent_list,
+			       "FAKEHSA_SVM_DEFAULT", "1"), false) },
     { AREA_CHILD ("requires unified_address", child_requires_ua,
 		  HARNESS_LIST ("FAKEHSA_AGENTS", agent_list), true) },
     { AREA_CHILD ("requires unified_address, 1 emulated",

@@ -1,14 +1,16 @@
 /* Unit tests of the HSA backend of libgomp-plugin-gcn.so.1, over the fake
    HSA runtime (testsuite/fakehsa), without libgomp or a GPU.
 
-   Usage: hsa-harness PLUGIN.so FAKE-HSA.so OURS.so [GCCS.so|- [IND.so]]
+   Usage: hsa-harness PLUGIN.so FAKE-HSA.so OURS.so
+	    [GCCS.so|- [IND.so [IND16.so]]]
 
    OURS.so and GCCS.so are shared libraries with OpenMP target regions,
    built by offloadkit.gcn/gcn.exp from image.c through our gcn mkoffload
    (for the two GPUs of HSA_HARNESS_AGENTS, gfx906 and gfx900 by default:
    two real code objects from Debian's amdgcn accel compiler) and through
    GCC's own (the first GPU, GCC's image format); IND.so from ind.c
-   through ours (the first GPU), with two indirect functions.  The
+   through ours (the first GPU), with two indirect functions, and
+   IND16.so from the same with GCC 16's __gomp_indirect_addr_hmap.  The
    device code is that of the GCC named by HSA_HARNESS_GCC, and the
    checks expect its kernel-argument layout, decided per image.  This
    program defines GOMP_offload_register_ver, which their constructors
@@ -72,6 +74,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "desc-check.h"
 #include "gomp-abi.h"
 #include "gomp-standin.h"
 #include "harness-common.h"
@@ -117,6 +120,8 @@ extern int (*f_dispatch_info) (int, void *, int *, char *, size_t, void *,
 extern int (*f_symbol) (const char *, int, uintptr_t *, uint64_t *, int *,
 			uint64_t *);
 extern int (*f_block) (uintptr_t, uintptr_t *, size_t *);
+extern int (*f_svm) (uintptr_t, uintptr_t *, size_t *, uint64_t *,
+		     unsigned *);
 
 /* ---- The descriptors (hsa-harness-load.c).  */
 
@@ -132,8 +137,8 @@ struct reg
 /* Ours, with NFUNCS functions and NVARS variables, and GCC's (NULL if it
    was not built).  */
 extern const struct reg *ours, *gccs;
-/* IND.so's (hsa-harness-abi3.c), or NULL.  */
-extern const struct reg *inds;
+/* IND.so's and IND16.so's (hsa-harness-abi3.c), or NULL.  */
+extern const struct reg *inds, *inds16;
 extern const struct ok_openmp_target *our_desc;
 extern size_t nfuncs, nvars;
 
@@ -223,6 +228,7 @@ void child_requires_ua (void);
 void child_requires_ua_emulated (void);
 void test_memory (void);		/* hsa-harness-run.c */
 void test_entries (void);		/* hsa-harness-entries.c */
+void child_managed (void);
 void test_interop (void);		/* hsa-harness-interop.c */
 void test_launch (void);
 void test_async (void);

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "desc-check.h"
 #include "gomp-abi.h"
 #include "gomp-standin.h"
 #include "offload-desc.h"
@@ -372,10 +373,27 @@ test_bad_images (void)
   d.magic = 0x12345678;
   bad_load ("bad magic", version, &d, "0x54494b4f", "0x12345678");
 
+  /* Versions 2 (an earlier mkoffload's) and 3 are read; one before or
+     after them is refused with the range.  */
+  snprintf (found, sizeof found, "expected %u to %u", OK_DESC_VERSION_MIN,
+	    OK_DESC_VERSION);
   d = desc;
   d.desc_version = 7;
-  snprintf (found, sizeof found, "expected %u", OK_DESC_VERSION);
   bad_load ("bad descriptor version", version, &d, "version 7", found);
+  d.desc_version = OK_DESC_VERSION_MIN - 1;
+  bad_load ("descriptor version 1", version, &d, "version 1,", found);
+  d.desc_version = OK_DESC_VERSION + 1;
+  bad_load ("descriptor version 4", version, &d, "version 4,", found);
+
+  /* OpenACC dimensions with a flag this plugin does not know.  */
+  struct ok_oacc_dims dims[NFUNCS] = { { { 0 }, 0 } };
+  dims[NFUNCS - 1].flags = OK_OACC_FN | 0x4;
+  d = desc;
+  t = tgt;
+  t.oacc_dims = dims;
+  d.targets = &t;
+  bad_load ("OpenACC dimension flags", version, &d, "flags 0x5",
+	    "OK_OACC_FN");
 
   d = desc;
   d.dev_version = 3;
@@ -467,6 +485,47 @@ dev_int (int dev, uintptr_t addr)
   int v = 0;
   p_dev2host (dev, &v, (void *) addr, sizeof v);
   return v;
+}
+
+/* A descriptor of version 2, as an earlier mkoffload laid it out: its
+   targets array has the shorter entries.  A gcn image comes first, so
+   that the nvptx one is found only at version 2's stride.  */
+static void
+test_desc_v2 (void)
+{
+  struct ok_tgt_desc_v2 v2[2];
+  memset (v2, 0, sizeof v2);
+  v2[0].device_type = OK_GOMP_DEVICE_GCN;
+  v2[0].image_format = OK_IMAGE_GCN;
+  v2[0].arch = 0x906;
+  v2[0].image_start = v2[0].image_end = fake_ptx;
+  v2[1].device_type = tgt.device_type;
+  v2[1].image_format = tgt.image_format;
+  v2[1].image_start = tgt.image_start;
+  v2[1].image_end = tgt.image_end;
+  v2[1].num_funcs = tgt.num_funcs;
+  v2[1].num_vars = tgt.num_vars;
+  v2[1].func_names = tgt.func_names;
+  v2[1].var_names = tgt.var_names;
+  struct ok_openmp_target d = desc;
+  d.desc_version = 2;
+  d.num_targets = 2;
+  d.targets = (const struct ok_tgt_desc *) (const void *) v2;
+
+  check ("version 2: the second target found at its stride",
+	 ok_desc_target_at (&d, 1) == (const void *) &v2[1]);
+  check ("version 2: no OpenACC dimensions",
+	 ok_desc_oacc_dims (&d, ok_desc_target_at (&d, 1)) == NULL);
+  struct ok_addr_pair *t = load (0, &d, NFUNCS + NVARS + 1);
+  check ("version 2: loads", t != NULL);
+  if (t == NULL)
+    return;
+  bool funcs_ok = true;
+  for (size_t i = 0; i < NFUNCS; i++)
+    funcs_ok &= entry_is (&t[i], (uintptr_t) funcs[i], 1);
+  check ("version 2: function entries", funcs_ok);
+  free (t);
+  check ("version 2: unloads", p_unload_image (0, version, &d));
 }
 
 static void
@@ -1017,6 +1076,7 @@ main (int argc, char **argv)
   check ("init devices", p_init_device (0) && p_init_device (1));
   build_descriptors ();
   test_bad_images ();
+  test_desc_v2 ();
   test_load_table ();
 
   /* Keep the first image's variable entries for the later tests.  */
