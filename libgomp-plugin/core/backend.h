@@ -282,6 +282,12 @@ struct ok_backend
      meet; libgomp 13+ numbers no device of this kind for a program that
      requires any other.  */
   unsigned requires_supported;
+  /* Optional: which of FEATURES (non-zero, all in requires_supported)
+     the devices cannot meet in this process after all (the emulated
+     device's reverse offload needs what the loaded objects allow), said
+     with GOMP_DEBUG=1; 0 when it meets them all.  Asked by the first
+     GOMP_OFFLOAD_get_num_devices, before any image is loaded.  */
+  unsigned (*requires_unmet) (unsigned features);
   /* Device code calls host function addresses as they are (the emulated
      device runs host code): images with `declare target indirect'
      functions need no map from host to device addresses.  */

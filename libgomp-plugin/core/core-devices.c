@@ -108,8 +108,11 @@ core_probe (void)
     {
       const struct ok_backend *backend = ok_plugin.backends[b];
       int n = core_counts[b];
-      unsigned unmet = (CORE_REQUIRES_FEATURES (core_requires)
-			& ~backend->requires_supported);
+      unsigned features = CORE_REQUIRES_FEATURES (core_requires);
+      unsigned unmet = features & ~backend->requires_supported;
+      if (n > 0 && unmet == 0 && features != 0
+	  && backend->requires_unmet != NULL)
+	unmet = backend->requires_unmet (features);
       if (n > 0 && unmet != 0)
 	{
 	  OK_DEBUG ("%d %s device%s left out: the program requires features"

@@ -15,6 +15,7 @@ emu_init_device (struct ok_device *d)
   pthread_mutex_init (&dev->mem_lock, NULL);
   pthread_mutex_init (&dev->acc_lock, NULL);
   pthread_mutex_init (&dev->defer_lock, NULL);
+  pthread_mutex_init (&dev->rev_lock, NULL);
   pthread_mutex_init (&dev->queue_lock, NULL);
   pthread_cond_init (&dev->queue_cond, NULL);
   pthread_cond_init (&dev->done_cond, NULL);
@@ -27,6 +28,7 @@ emu_init_device (struct ok_device *d)
       pthread_mutex_destroy (&dev->queue_lock);
       pthread_mutex_destroy (&dev->defer_lock);
       pthread_mutex_destroy (&dev->acc_lock);
+      pthread_mutex_destroy (&dev->rev_lock);
       pthread_mutex_destroy (&dev->mem_lock);
       return false;
     }
@@ -51,6 +53,7 @@ emu_fini_device (struct ok_device *d)
   pthread_cond_destroy (&dev->done_cond);
   pthread_cond_destroy (&dev->queue_cond);
   pthread_mutex_destroy (&dev->queue_lock);
+  pthread_mutex_destroy (&dev->rev_lock);
   pthread_mutex_destroy (&dev->mem_lock);
   return true;
 }
@@ -62,12 +65,14 @@ const struct ok_backend ok_backend_emulated = {
   .in_order = true,
   /* Host-fallback code on memory of its own: addresses are host addresses
      (unified address), but mapped data is a copy (no unified shared
-     memory, no self maps).  No reverse offload: host-fallback code runs a
-     `target device(ancestor: 1)' region in place, through libgomp's host
-     fallback, on the device's copies of its data, without the mapping
-     back to the host that reverse offload means; a program that requires
-     it gets no emulated device and runs on the host, correctly.  */
-  .requires_supported = OK_GOMP_REQUIRES_UNIFIED_ADDRESS,
+     memory, no self maps).  Reverse offload where the program's calls of
+     GOMP_target_ext can be redirected (emu-rev.c): a `target
+     device(ancestor: 1)' region goes to libgomp, which maps its data back
+     to the host, as for a GPU; else the program gets no emulated device
+     and runs on the host, correctly.  */
+  .requires_supported = (OK_GOMP_REQUIRES_UNIFIED_ADDRESS
+			 | OK_GOMP_REQUIRES_REVERSE_OFFLOAD),
+  .requires_unmet = emu_requires_unmet,
   .host_fn_ptrs = true,
   .probe = emu_probe,
   .init_device = emu_init_device,

@@ -68,6 +68,7 @@ emu_readonly (const void *addr)
 static void
 emu_free_image (struct emu_device *dev, struct emu_image *img)
 {
+  emu_rev_unload (img);
   for (size_t i = 0; i < img->num_vars; i++)
     {
       struct emu_var *v = &img->vars[i];
@@ -200,6 +201,9 @@ emu_load_image (struct ok_device *d, struct ok_image_req *req, void **handle)
   struct ok_addr_pair *last = &req->table[req->num_funcs + req->num_vars];
   last->start = (uintptr_t) img->device_num;
   last->end = last->start + trailing;
+
+  if (!emu_rev_load (dev, img, req))
+    goto fail;
 
   *handle = img;
   snprintf (req->what, sizeof req->what, "host-fallback code");

@@ -13,6 +13,9 @@
                    globals
      emu-run.c     the worker that runs a device's regions in order
      emu-queue.c   OpenACC: queues, launches, properties
+     emu-rev.c     reverse offload: `target device (ancestor: 1)' regions
+                   of a running region go to libgomp, which runs them on
+                   the host
 
    Device memory is host memory from malloc, so device pointers given to a
    region work as they are.  Each allocation is its own malloc block,
@@ -58,6 +61,18 @@
 /* The number of emulated devices OFFLOADKIT_EMULATE gives this plugin.  */
 int emu_probe (void);
 
+struct dl_phdr_info;
+/* The kinds of device (bits by rank) the loaded object INFO has offloadkit
+   images for.  */
+unsigned emu_object_kinds (const struct dl_phdr_info *info);
+/* offloadkit's plugins have ranks, the order in which they speak: nvptx
+   0, gcn 1.  This plugin's, and how many there are.  */
+int emu_rank (void);
+int emu_num_ranks (void);
+/* Symbol NAME of our plugin of rank RANK, another one, when the process
+   has it loaded; else NULL.  */
+void *emu_peer_symbol (int rank, const char *name);
+
 /* ---- emu-memory.c ---- */
 
 enum emu_kind
@@ -93,6 +108,7 @@ struct emu_block
 };
 
 struct emu_job;
+struct emu_rev_req;
 
 struct emu_device
 {
@@ -102,6 +118,13 @@ struct emu_device
   struct emu_block *blocks;	/* Sorted by start.  */
   size_t num_blocks, max_blocks;
   unsigned long last_serial;	/* Of the newest block.  */
+  /* The reverse-offload requests of the device's region that libgomp is
+     serving (emu-rev.c), under MEM_LOCK: its copies may read and write
+     what they name.  */
+  struct emu_rev_req *rev_reqs;
+  /* Held while libgomp serves a request of the region made inside a
+     parallel region of it: one at a time.  */
+  pthread_mutex_t rev_lock;
 
   /* The worker's queue (emu-run.c).  */
   pthread_mutex_t queue_lock;
@@ -129,18 +152,35 @@ emu_dev (struct ok_device *d)
   return (struct emu_device *) d;
 }
 
+/* Set while the calling thread, a region's, runs a reverse-offload region
+   of it on the host (emu-rev.c): host code, without the region lock, but
+   still inside the region for the core (exit there leaves the devices
+   alone, as the threads a finalisation would wait for wait for it).  */
+extern __thread bool emu_on_host;
+
 /* The device whose region the calling thread runs (it then holds
    emu_region_lock), or NULL.  */
 static inline struct emu_device *
 emu_current (void)
 {
   struct ok_device *d = ok_region_device ();
-  return d != NULL && d->backend == &ok_backend_emulated ? emu_dev (d) : NULL;
+  return (d != NULL && d->backend == &ok_backend_emulated && !emu_on_host
+	  ? emu_dev (d) : NULL);
 }
 
 /* Held while any region runs, on any emulated device: the variables' host
-   globals exist once per process.  */
+   globals exist once per process.  The region's thread holds it, and lets
+   go of it while a reverse-offload region of it runs on the host with the
+   host's bytes in the globals (emu-rev.c).  */
 extern pthread_mutex_t emu_region_lock;
+/* How many regions' threads run a reverse-offload region on the host
+   without the region lock (at most one): the host code expects the
+   host's bytes in the globals, so no region may show its device's there
+   meanwhile, and a region waits on EMU_REGION_COND before it does.
+   Copies need not wait: they find the device bytes aside.  Under
+   EMU_REGION_LOCK.  */
+extern unsigned emu_regions_on_host;
+extern pthread_cond_t emu_region_cond;
 
 /* The region lock, unless this thread already holds it because it is
    running a region.  Return whether it was taken.  */
@@ -228,6 +268,10 @@ emu_var_aliased (const struct emu_var *v)
   return !v->link && v->size > 0;
 }
 
+/* The most GOT slots of GOMP_target_ext one object may have.  */
+#define EMU_REV_MAX_SLOTS 4
+struct emu_rev_slot;
+
 /* The backend's handle of a loaded image.  */
 struct emu_image
 {
@@ -246,6 +290,13 @@ struct emu_image
   size_t num_funcs;
   void *const *funcs;
   const char *const *func_names;
+  /* The program requires reverse offload: each function is its own
+     entry of the reverse-offload table, and the GOT slots through which
+     the object that holds the functions calls GOMP_target_ext lead to
+     emu-rev.c; the records of those slots this image holds.  */
+  bool rev;
+  size_t num_rev_slots;
+  struct emu_rev_slot *rev_slots[EMU_REV_MAX_SLOTS];
 };
 
 /* The image of DEV's loaded-image record L.  */
@@ -304,6 +355,14 @@ struct emu_job
    DEV's images are held.  */
 const char *emu_fn_name (struct emu_device *dev, void *fn, char *buf,
 			 size_t len);
+
+/* Tell the wrappers of DEV's images whether the calling thread runs a
+   region of DEV (ON), for omp_get_device_num () and
+   omp_is_initial_device ().  */
+void emu_set_device_num (struct emu_device *dev, bool on);
+/* Whether the calling thread, which runs a region, runs it alone: it is
+   in no parallel region of more than one thread.  */
+bool emu_region_alone (void);
 
 /* The worker of DEV, and its end (after the queue is drained).  */
 void *emu_worker (void *dev);
@@ -370,5 +429,33 @@ void *emu_acc_cuda_device (struct ok_device *dev);
 void *emu_acc_cuda_context (struct ok_device *dev);
 void *emu_acc_cuda_stream (struct ok_acc_queue *q);
 bool emu_acc_cuda_set_stream (struct ok_acc_queue *q, void *stream);
+
+/* ---- emu-rev.c ---- */
+
+/* backend.h's requires_unmet: reverse offload needs the GOT slots of
+   GOMP_target_ext in every loaded object with offloadkit images to be
+   found and writable, and libgomp 13 or newer.  */
+unsigned emu_requires_unmet (unsigned features);
+/* At load_image: when libgomp asks for the reverse-offload table (the
+   program requires reverse offload), give it for IMG and redirect the
+   GOT slots of the object holding IMG's functions.  False after an
+   error.  */
+bool emu_rev_load (struct emu_device *dev, struct emu_image *img,
+		   struct ok_image_req *req);
+/* At unload: let go of IMG's slot records.  */
+void emu_rev_unload (struct emu_image *img);
+/* Before a region runs: put back a redirection that a lazy binding in
+   flight while it was made may have overwritten.  */
+void emu_rev_recheck (void);
+/* The region of DEV holds the region lock from now on (the region's
+   thread calls it after taking the lock), or no longer (before it lets go
+   of the lock: it waits for the threads of the region that are serving
+   requests).  */
+void emu_rev_own (struct emu_device *dev);
+void emu_rev_disown (void);
+/* Whether all of [PTR, PTR + N) lies in what a reverse-offload request in
+   flight on DEV names: its address, size and kind arrays and the data
+   its entries name (on the region's stack, say).  DEV->mem_lock held.  */
+bool emu_rev_covers (struct emu_device *dev, const void *ptr, size_t n);
 
 #endif /* OFFLOADKIT_EMU_INTERNAL_H */

@@ -19,6 +19,8 @@
 #define EMU_POISON 0xa5
 
 pthread_mutex_t emu_region_lock = PTHREAD_MUTEX_INITIALIZER;
+unsigned emu_regions_on_host;
+pthread_cond_t emu_region_cond = PTHREAD_COND_INITIALIZER;
 
 /* The region lock, unless this thread already holds it because it is
    running a region.  Return whether it was taken.  */
@@ -220,9 +222,18 @@ emu_access (struct emu_device *dev, const void *ptr, size_t n,
       struct emu_block *b = emu_reg_find (dev, ptr, n);
       if (b != NULL)
 	*out = *b;
-      else
+      /* libgomp's copies for a reverse-offload request: the region's
+	 arrays and the data they name on its stack are device memory on
+	 a GPU (host memory, as a zeroed block says).  */
+      bool request = b == NULL && emu_rev_covers (dev, ptr, n);
+      if (b == NULL && !request)
 	emu_range_error (dev, ptr, n, what);
       pthread_mutex_unlock (&dev->mem_lock);
+      if (request)
+	{
+	  *out = (struct emu_block) { .start = NULL };
+	  return true;
+	}
       if (b == NULL)
 	return false;
       if (*held || emu_current () != NULL || !emu_block_shared (out))

@@ -23,6 +23,9 @@ static pthread_once_t emu_gomp_once = PTHREAD_ONCE_INIT;
 static bool (*emu_gomp_teams4) (unsigned, unsigned, unsigned, bool);
 /* libgomp's too, for traces: the threads a parallel region would get.  */
 static int (*emu_gomp_max_threads) (void);
+/* And for reverse offload: whether the region's thread is inside a
+   parallel region of several threads.  */
+static int (*emu_gomp_active_level) (void);
 
 static void
 emu_gomp_resolve (void)
@@ -30,6 +33,14 @@ emu_gomp_resolve (void)
   *(void **) &emu_gomp_teams4 = dlsym (RTLD_DEFAULT, "GOMP_teams4");
   *(void **) &emu_gomp_max_threads = dlsym (RTLD_DEFAULT,
 					    "omp_get_max_threads");
+  *(void **) &emu_gomp_active_level = dlsym (RTLD_DEFAULT,
+					     "omp_get_active_level");
+}
+
+bool
+emu_region_alone (void)
+{
+  return emu_gomp_active_level == NULL || emu_gomp_active_level () == 0;
 }
 
 const char *
@@ -56,7 +67,7 @@ emu_fn_name (struct emu_device *dev, void *fn, char *buf, size_t len)
    a region of (ON), or that it runs none.  The program and each of its
    shared libraries have a wrapper, and the interposer that answers may be
    any of theirs, so all are told.  */
-static void
+void
 emu_set_device_num (struct emu_device *dev, bool on)
 {
   for (struct ok_loaded_image *l = ok_images_first (&dev->base); l != NULL;
@@ -84,12 +95,21 @@ struct emu_region
 };
 
 /* Run one region.  This is the region's initial thread: what it knows as
-   "current device" and its OpenMP settings are its own.  */
+   "current device" and its OpenMP settings are its own.  It holds the
+   region lock while the variables' host globals show the device's bytes,
+   so that it can let go of it for a reverse-offload region (emu-rev.c),
+   which runs host code with the host's bytes there.  */
 static void *
 emu_region_thread (void *r)
 {
   struct emu_region *region = r;
   struct emu_job *job = region->job;
+  pthread_mutex_lock (&emu_region_lock);
+  while (emu_regions_on_host > 0)
+    pthread_cond_wait (&emu_region_cond, &emu_region_lock);
+  emu_view_all (region->dev, true);
+  emu_rev_own (region->dev);
+  emu_rev_recheck ();
   ok_region_enter (&region->dev->base);
   emu_set_device_num (region->dev, true);
   if (emu_gomp_teams4 != NULL && job->thread_limit > 0)
@@ -105,6 +125,9 @@ emu_region_thread (void *r)
   job->fn (job->tgt_vars);
   emu_set_device_num (region->dev, false);
   ok_region_leave ();
+  emu_rev_disown ();
+  emu_view_all (region->dev, false);
+  pthread_mutex_unlock (&emu_region_lock);
   return NULL;
 }
 
@@ -112,28 +135,24 @@ emu_region_thread (void *r)
    libgomp's host fallback, which clears the thread's OpenMP state around
    a region, it starts from the global settings (omp_set_num_threads in
    one region does not leak into the next), and libgomp frees what the
-   thread used when it ends.  The region lock and the device's images are
-   held meanwhile: the variables' host globals show the device's bytes.  */
+   thread used when it ends.  The device's images are held meanwhile:
+   the region sees their variables.  */
 static void
 emu_execute (struct emu_device *dev, struct emu_job *job)
 {
   struct emu_region region = { dev, job };
   pthread_t thread;
-  pthread_mutex_lock (&emu_region_lock);
   ok_images_hold (&dev->base);
   if (ok_trace_on ())
     job->base.kernel = emu_fn_name (dev, (void *) job->fn, job->name_buf,
 				    sizeof job->name_buf);
-  emu_view_all (dev, true);
   if (pthread_create (&thread, NULL, emu_region_thread, &region) == 0)
     pthread_join (thread, NULL);
   else
     /* No thread to be had: run it here, on the worker, rather than not
        at all; only settings a previous region changed can differ.  */
     emu_region_thread (&region);
-  emu_view_all (dev, false);
   ok_images_release (&dev->base);
-  pthread_mutex_unlock (&emu_region_lock);
   /* Host-fallback code runs its teams one after another: for the trace,
      one block of the region's threads per team.  */
   job->base.grid[0] = job->num_teams > 0 ? (unsigned) job->num_teams : 1u;

@@ -85,17 +85,27 @@ emu_scan_notes (const unsigned char *p, size_t len, unsigned *kinds)
     }
 }
 
-static int
-emu_visit_object (struct dl_phdr_info *info, size_t size, void *data)
+/* The kinds of device (bits by EMU_PLUGINS index) that the loaded
+   object INFO has offloadkit images for.  */
+unsigned
+emu_object_kinds (const struct dl_phdr_info *info)
 {
-  (void) size;
+  unsigned kinds = 0;
   for (int i = 0; i < info->dlpi_phnum; i++)
     {
       const ElfW (Phdr) *ph = &info->dlpi_phdr[i];
       if (ph->p_type == PT_NOTE)
 	emu_scan_notes ((const unsigned char *) info->dlpi_addr
-			+ ph->p_vaddr, ph->p_memsz, data);
+			+ ph->p_vaddr, ph->p_memsz, &kinds);
     }
+  return kinds;
+}
+
+static int
+emu_visit_object (struct dl_phdr_info *info, size_t size, void *data)
+{
+  (void) size;
+  *(unsigned *) data |= emu_object_kinds (info);
   return 0;
 }
 
@@ -127,6 +137,40 @@ emu_plugin_ours (int i, int me)
   bool ours = dlsym (h, OK_PLUGIN_MARK) != NULL;
   dlclose (h);
   return ours;
+}
+
+int
+emu_rank (void)
+{
+  for (size_t i = 0; i < EMU_NUM_PLUGINS; i++)
+    if (emu_plugins[i].device_type == ok_plugin.device_type)
+      return (int) i;
+  return -1;
+}
+
+int
+emu_num_ranks (void)
+{
+  return (int) EMU_NUM_PLUGINS;
+}
+
+/* Symbol NAME of the plugin of rank RANK, not this one, when the process
+   has it loaded already and it is ours; else NULL.  Nothing is loaded:
+   plugins stay loaded once libgomp has them, so what is found stays.  */
+void *
+emu_peer_symbol (int rank, const char *name)
+{
+  if (rank < 0 || rank >= (int) EMU_NUM_PLUGINS || rank == emu_rank ())
+    return NULL;
+  char soname[64];
+  snprintf (soname, sizeof soname, "libgomp-plugin-%s.so.1",
+	    emu_plugins[rank].name);
+  void *h = dlopen (soname, RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+  if (h == NULL)
+    return NULL;
+  void *sym = dlsym (h, OK_PLUGIN_MARK) != NULL ? dlsym (h, name) : NULL;
+  dlclose (h);
+  return sym;
 }
 
 /* The index in EMU_PLUGINS of the plugin that reports mistakes in the

@@ -342,6 +342,7 @@ standin_acc_events_now (void)
 
 static struct standin_rev rev_record;
 int standin_rev_device;
+void (*standin_rev_during) (void);
 
 /* Declared in libgomp 13's form, the longer: a plugin playing 14+ passes
    seven arguments, and the last two are then not read.  */
@@ -374,6 +375,8 @@ GOMP_PLUGIN_target_rev (uint64_t fn, uint64_t mapnum, uint64_t devaddrs,
 		      (const void *) (uintptr_t) devaddrs, n);
       r.copied = true;
     }
+  if (standin_rev_during != NULL)
+    standin_rev_during ();
   pthread_mutex_lock (&cb_lock);
   r.calls = rev_record.calls + 1;
   rev_record = r;
@@ -393,6 +396,47 @@ standin_rev_now (void)
 {
   pthread_mutex_lock (&cb_lock);
   struct standin_rev r = rev_record;
+  pthread_mutex_unlock (&cb_lock);
+  return r;
+}
+
+static struct standin_target_ext target_ext_record;
+
+void GOMP_target_ext (int device, void (*fn) (void *), size_t mapnum,
+		      void **hostaddrs, size_t *sizes, unsigned short *kinds,
+		      unsigned int flags, void **depend, void **args);
+void
+GOMP_target_ext (int device, void (*fn) (void *), size_t mapnum,
+		 void **hostaddrs, size_t *sizes, unsigned short *kinds,
+		 unsigned int flags, void **depend, void **args)
+{
+  (void) mapnum;
+  (void) hostaddrs;
+  (void) sizes;
+  (void) kinds;
+  (void) flags;
+  (void) depend;
+  (void) args;
+  pthread_mutex_lock (&cb_lock);
+  target_ext_record.calls++;
+  target_ext_record.device = device;
+  target_ext_record.fn = (void *) fn;
+  pthread_mutex_unlock (&cb_lock);
+}
+
+void
+standin_target_ext_reset (void)
+{
+  pthread_mutex_lock (&cb_lock);
+  memset (&target_ext_record, 0, sizeof target_ext_record);
+  pthread_mutex_unlock (&cb_lock);
+}
+
+struct standin_target_ext
+standin_target_ext_now (void)
+{
+  pthread_mutex_lock (&cb_lock);
+  struct standin_target_ext r = target_ext_record;
   pthread_mutex_unlock (&cb_lock);
   return r;
 }

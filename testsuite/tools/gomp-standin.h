@@ -141,6 +141,21 @@ struct standin_rev
 void standin_rev_reset (void);
 struct standin_rev standin_rev_now (void);
 extern int standin_rev_device;
+/* Called inside GOMP_PLUGIN_target_rev when set: what the host sees while
+   libgomp serves a request.  */
+extern void (*standin_rev_during) (void);
+
+/* libgomp's GOMP_target_ext (the emulated device passes the calls it does
+   not take on to it): the calls since the last reset, the last one's
+   device and function.  It runs nothing.  */
+struct standin_target_ext
+{
+  int calls;
+  int device;
+  void *fn;
+};
+void standin_target_ext_reset (void);
+struct standin_target_ext standin_target_ext_now (void);
 
 /* OpenACC: what GOMP_PLUGIN_acc_thread answers on this thread (the
    thread data the plugin's create_thread_data gave; NULL: the thread has

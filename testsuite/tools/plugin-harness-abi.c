@@ -9,7 +9,8 @@
    library versions in the version word; and the entry points added by
    libgomp 14 and 16 (memset, memcpy2d, memcpy3d), byte by byte; and
    those of libgomp 15 and 16 (get_uid, managed memory,
-   is_accessible_ptr, page-locked host memory).  */
+   is_accessible_ptr, page-locked host memory); and reverse offload from
+   libgomp 13.  */
 
 #include <stdint.h>
 #include <stdio.h>
@@ -74,6 +75,152 @@ abi_build (void)
     .magic = OK_DESC_MAGIC, .desc_version = OK_DESC_VERSION,
     .dev_version = OK_DEV_VERSION, .num_targets = 1, .targets = &abi_tgt,
     .device_num_slot = abi_device_num_slot };
+}
+
+/* ------------------------------------------------------------------ */
+/* Reverse offload (emu-rev.c): the plugin takes a call of GOMP_target_ext
+   for the host fallback with a function of a loaded image, made on a
+   region's thread, and hands it to GOMP_PLUGIN_target_rev, with the
+   host's bytes in the variables' globals meanwhile; it passes the others
+   on to libgomp's (the stand-in's).  The harness calls the plugin's
+   interceptor itself: there is no GOT slot of it here to redirect.  */
+
+typedef void (*target_ext_fn) (int, void (*) (void *), size_t, void **,
+			       size_t *, unsigned short *, unsigned int,
+			       void **, void **);
+static target_ext_fn abi_intercept;
+
+static int abi_rev_var = 3;
+static int abi_rev_seen_var = -100, abi_rev_seen_device_num = -100;
+
+/* The ancestor region's host function, which the stand-in does not
+   run, and a function of no image.  */
+static void
+abi_rev_body (void *arg)
+{
+  (void) arg;
+}
+
+static void
+abi_rev_other (void *arg)
+{
+  (void) arg;
+}
+
+static void
+abi_rev_during (void)
+{
+  abi_rev_seen_var = abi_rev_var;
+  abi_rev_seen_device_num = abi_device_num;
+}
+
+/* OUT: the variable and the device number after the request, the address
+   array's and the local's addresses.  */
+static void
+abi_rev_region (void **tgt_vars)
+{
+  long *out = tgt_vars[0];
+  abi_rev_var = 30;
+  int local = 7;
+  void *addrs[2] = { &local, &abi_rev_var };
+  size_t sizes[2] = { sizeof local, sizeof abi_rev_var };
+  unsigned short kinds[2] = { 3, 3 };	/* tofrom */
+  abi_intercept (-2, abi_rev_body, 2, addrs, sizes, kinds, 0, NULL, NULL);
+  out[0] = abi_rev_var;
+  out[1] = abi_device_num;
+  out[2] = (long) (uintptr_t) addrs;
+  out[3] = (long) (uintptr_t) &local;
+  /* Not the host fallback, or no function of the tables.  */
+  abi_intercept (0, abi_rev_body, 0, NULL, NULL, NULL, 0, NULL, NULL);
+  abi_intercept (-2, abi_rev_other, 0, NULL, NULL, NULL, 0, NULL, NULL);
+}
+
+static void *const abi_rev_funcs[] = { (void *) abi_rev_region,
+				       (void *) abi_rev_body };
+static void *const abi_rev_vars[] = { &abi_rev_var,
+				      (void *) sizeof abi_rev_var };
+static const char *const abi_rev_func_names[] = { "abi_rev_region",
+						   "abi_rev_body" };
+static const char *const abi_rev_var_names[] = { "abi_rev_var" };
+static struct ok_tgt_desc abi_rev_tgt;
+static struct ok_openmp_target abi_rev_desc;
+
+static void
+abi_rev (int gcc)
+{
+  check ("init", p_init_device (0));
+  check ("the interceptor",
+	 standin_plugin_sym ("offloadkit_emu_target_ext", &abi_intercept));
+  if (abi_intercept == NULL)
+    return;
+  abi_rev_tgt = (struct ok_tgt_desc) {
+    .device_type = OK_GOMP_DEVICE_NVIDIA_PTX, .image_format = OK_IMAGE_PTX,
+    .image_start = abi_ptx, .image_end = abi_ptx + sizeof abi_ptx,
+    .num_funcs = 2, .num_vars = 1,
+    .func_names = abi_rev_func_names, .var_names = abi_rev_var_names };
+  abi_rev_desc = (struct ok_openmp_target) {
+    .host = { abi_rev_funcs, abi_rev_funcs + 2, abi_rev_vars,
+	      abi_rev_vars + 2 },
+    .magic = OK_DESC_MAGIC, .desc_version = OK_DESC_VERSION,
+    .dev_version = OK_DEV_VERSION, .num_targets = 1,
+    .targets = &abi_rev_tgt, .device_num_slot = abi_device_num_slot };
+  load_image_14 load = (load_image_14) (void *) p_load_image;
+  struct ok_addr_pair *t = NULL;
+  uint64_t *rev = NULL;
+  unsigned ver = OK_GOMP_VERSION_PACK (OK_GOMP_VERSION_OF_GCC (gcc),
+				       OK_DEV_VERSION);
+  int n = load (0, ver, &abi_rev_desc, &t, &rev, NULL);
+  check ("load", n == 4 && t != NULL);
+  if (n != 4 || t == NULL)
+    {
+      fprintf (stderr, "load_image: %d: %s\n", n, last_error ());
+      return;
+    }
+  check ("reverse-offload table: each function its own address",
+	 rev != NULL && rev[0] == (uintptr_t) abi_rev_region
+	 && rev[1] == (uintptr_t) abi_rev_body);
+  int icvs[4] = { 5, 1, 8, 64 };
+  p_host2dev (0, (void *) t[3].start, icvs, OK_GOMP_ICVS_SIZE);
+
+  long *out = p_alloc (0, 4 * sizeof (long));
+  void **tv = p_alloc (0, sizeof (void *));
+  p_host2dev (0, tv, &out, sizeof out);
+  standin_rev_reset ();
+  standin_target_ext_reset ();
+  standin_rev_during = abi_rev_during;
+  p_run (0, (void *) abi_rev_region, tv, NULL);
+  standin_rev_during = NULL;
+  long got[4] = { 0 };
+  p_dev2host (0, got, out, sizeof got);
+  struct standin_rev r = standin_rev_now ();
+  check ("one request", r.calls == 1);
+  check ("request: the function, its arrays, the device number",
+	 r.fn == (uintptr_t) abi_rev_body && r.mapnum == 2
+	 && r.devaddrs == (uint64_t) got[2] && r.dev_num == 5);
+  check ("request: libgomp reads the region's address array",
+	 r.copied && r.addrs[0] == (uint64_t) got[3]
+	 && r.addrs[1] == (uintptr_t) &abi_rev_var);
+  check ("during the request: the host's variable, the host's device"
+	 " number", abi_rev_seen_var == 3 && abi_rev_seen_device_num == -1);
+  check ("after it: the device's again", got[0] == 30 && got[1] == 5);
+  struct standin_target_ext x = standin_target_ext_now ();
+  check ("other calls go on to libgomp's",
+	 x.calls == 2 && x.device == -2 && x.fn == (void *) abi_rev_other);
+  abi_intercept (-2, abi_rev_body, 0, NULL, NULL, NULL, 0, NULL, NULL);
+  check ("outside a region too",
+	 standin_target_ext_now ().calls == 3 && standin_rev_now ().calls == 1);
+  check ("the host's variable stays", abi_rev_var == 3);
+  /* The region's stack was reachable for the request only.  */
+  int e = errors_now ();
+  check ("copies outside device memory are refused again",
+	 !p_dev2host (0, got, (void *) got[3], sizeof (int))
+	 && error_says (e, "not inside one live allocation", NULL));
+  p_free (0, out);
+  p_free (0, tv);
+  free (rev);
+  free (t);
+  check ("unload", p_unload_image (0, ver, &abi_rev_desc));
+  check ("fini", p_fini_device (0));
 }
 
 /* ------------------------------------------------------------------ */
@@ -556,11 +703,14 @@ abi_tests (void)
       abi_child ("two images", gcc, 0, 2, abi_two_images, false);
     }
   abi_child ("unified_address", 13, ua | used, 2, NULL, true);
-  /* Host-fallback code runs an ancestor region on the device's copies,
-     not on the host's data: no reverse offload on emulated devices.  */
-  abi_child ("unified_address, reverse_offload", 13, ua | ro | used, -1,
+  /* Emulated devices take reverse offload on from libgomp 13 (the
+     stand-in has a GOMP_target_ext to pass calls on to).  */
+  abi_child ("unified_address, reverse_offload", 13, ua | ro | used, 2,
 	     NULL, true);
-  abi_child ("reverse_offload", 16, ro, -1, NULL, true);
+  abi_child ("reverse_offload", 12, ro, 2, NULL, true);
+  abi_child ("reverse offload", 13, ro | used, 2, abi_rev, false);
+  abi_child ("reverse offload", 14, ro | used, 2, abi_rev, false);
+  abi_child ("reverse offload", 16, ro | used, 2, abi_rev, false);
   abi_child ("self_maps", 15, self, -1, NULL, true);
   abi_child ("an unknown requirement", 14, 0x800, -1, NULL, true);
   abi_child ("memset, memcpy2d, memcpy3d", 16, 0, 2, abi_memory, false);
