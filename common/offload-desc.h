@@ -77,8 +77,22 @@ struct ok_kernel_info
   uint32_t group_segment_size;	/* LDS bytes per work-group.  */
   uint32_t private_segment_size; /* Scratch bytes per work-item.  */
   uint32_t kernarg_size;	/* Bytes of kernel arguments.  */
-  uint32_t flags;		/* None defined yet; must be 0.  */
+  uint32_t flags;		/* OK_KINFO_*; others must be 0.  */
 };
+
+/* Flags of a struct ok_kernel_info.
+   OK_KINFO_DEVICE_FN (GCN code objects, GCC 13+): the function-table
+   entry is an ordinary device function, not a kernel: the `nohost' clone
+   of a `target device (ancestor: 1)' region (GCC's omp-expand.cc), which
+   the table lists only so that the device's reverse-offload requests can
+   name the region by its device address (the host table has the host's
+   function in its place).  It has no kernel descriptor, is never
+   launched, and the other fields are 0.  A flag of the per-function
+   kernel_info rather than a new descriptor field: version 2 descriptors
+   already have it (always 0 there, and no such function: mkoffload
+   refused them), so both versions read the same, and it is what the
+   plugin consults per function anyway.  */
+#define OK_KINFO_DEVICE_FN 0x1u
 
 /* The OpenACC launch dimensions the compiler fixed for one function:
    the nvptx back end writes them on its "//:FUNC_MAP" lines, the amdgcn

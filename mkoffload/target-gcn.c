@@ -578,7 +578,18 @@ read_image (struct mko_ctx *ctx, const struct ok_gcn_proc *arch,
     }
   for (size_t i = 0; i < co.num_funcs; i++)
     {
-      const char *nm = co.kernels[co.funcs[i]].name;
+      const struct ok_gcn_kernel *k = &co.kernels[co.funcs[i]];
+      const char *nm = k->name;
+      /* Reverse offload, whose ancestor regions put device functions in
+	 the table, came with GCC 13: GCC 12's device code has no such
+	 entries, and its device runtime could not serve them.  */
+      if ((k->info.flags & OK_KINFO_DEVICE_FN) && ctx->gcc_version < 13)
+	{
+	  ok_error ("'%s': function table entry %zu, '%s', is a device"
+		    " function, not a kernel (an ancestor region's, which"
+		    " GCC %d does not have)", image, i, nm, ctx->gcc_version);
+	  goto out;
+	}
       if (first)
 	mko_argv_push (&ctx->func_names, xstrdup (nm));
       else if (strcmp (nm, ctx->func_names.v[i]) != 0)
@@ -605,8 +616,11 @@ read_image (struct mko_ctx *ctx, const struct ok_gcn_proc *arch,
   *info = xcalloc (co.num_funcs ? co.num_funcs : 1, sizeof **info);
   for (size_t i = 0; i < co.num_funcs; i++)
     (*info)[i] = co.kernels[co.funcs[i]].info;
-  if (ok_verbose)
-    for (size_t i = 0; i < co.num_funcs; i++)
+  for (size_t i = 0; ok_verbose && i < co.num_funcs; i++)
+    if ((*info)[i].flags & OK_KINFO_DEVICE_FN)
+      ok_inform ("%s: device function %s (for reverse offload)", arch->name,
+		 ctx->func_names.v[i]);
+    else
       ok_inform ("%s: kernel %s: %u SGPRs, %u VGPRs, %u bytes LDS, %u bytes"
 		 " private", arch->name, ctx->func_names.v[i],
 		 (*info)[i].sgprs, (*info)[i].vgprs,

@@ -197,6 +197,47 @@ gcn_kernel_init (struct gcn_device *dev, struct gcn_image *img,
   return 1;
 }
 
+/* Fill K for the device function NAME of IMG, which is no kernel:
+   false after a report.  */
+static bool
+gcn_device_fn_init (struct gcn_device *dev, struct gcn_image *img,
+		    struct gcn_kernel *k, const char *name)
+{
+  k->name = strdup (name);
+  if (k->name == NULL)
+    {
+      ok_dev_error (&dev->base, "out of memory loading an image");
+      return false;
+    }
+  k->device_fn = true;
+  k->image = img;
+  OK_DEBUG ("%s: %s is a device function (of an ancestor region), not a"
+	    " kernel", dev->base.label, name);
+  return true;
+}
+
+/* Fill K for function NAME of IMG, a GCC-format image, from the kernel
+   symbol NAME.kd.  GCC 13+'s mkoffload lists the function table as it
+   is, with the ancestor regions' device functions, which have no kernel
+   descriptor and no register counts (it finds none in the kernels'
+   metadata for them); GCC's plugin only fails when one is launched.
+   Such a function becomes a device function; any other without its
+   NAME.kd is an error.  1 when done, -1 after a report.  */
+static int
+gcn_gcc_function_init (struct gcn_device *dev, struct gcn_image *img,
+		       struct gcn_kernel *k, const struct gcc_gcn_kernel *kd)
+{
+  uint32_t vgprs = kd->vgpr_count > 0 ? (uint32_t) kd->vgpr_count : 0;
+  bool maybe_fn = img->abi >= 3 && kd->sgpr_count == 0
+		  && kd->vgpr_count == 0;
+  int found = gcn_kernel_init (dev, img, k, kd->name, vgprs, !maybe_fn);
+  if (found != 0)
+    return found;
+  free (k->name);
+  k->name = NULL;
+  return gcn_device_fn_init (dev, img, k, kd->name) ? 1 : -1;
+}
+
 /* Check IMAGE and load it into a new frozen executable for DEV with a
    device heap: everything but the kernels and variables.  */
 static struct gcn_image *
@@ -427,9 +468,14 @@ gcn_load_image (struct ok_device *d, struct ok_image_req *req, void **image)
     {
       img->num_kernels = i + 1;
       uint32_t vgprs = tgt->kernel_info ? tgt->kernel_info[i].vgprs : 0;
+      bool device_fn = tgt->kernel_info != NULL
+		       && (tgt->kernel_info[i].flags & OK_KINFO_DEVICE_FN);
       /* ok_desc_check refused images with a missing or empty name.  */
-      if (gcn_kernel_init (dev, img, &img->kernels[i], tgt->func_names[i],
-			   vgprs, true) <= 0)
+      if (device_fn
+	  ? !gcn_device_fn_init (dev, img, &img->kernels[i],
+				 tgt->func_names[i])
+	  : gcn_kernel_init (dev, img, &img->kernels[i], tgt->func_names[i],
+			     vgprs, true) <= 0)
 	goto fail;
       req->table[i].start = (uintptr_t) &img->kernels[i];
       req->table[i].end = req->table[i].start + 1;
@@ -581,8 +627,7 @@ gcn_load_gcc_image (struct ok_device *d, struct ok_gcc_image_req *req,
       const struct gcc_gcn_kernel *kd = &desc->kernels[i];
       struct gcn_kernel *k = &img->kernels[i];
       img->num_kernels = i + 1;
-      uint32_t vgprs = kd->vgpr_count > 0 ? (uint32_t) kd->vgpr_count : 0;
-      if (gcn_kernel_init (dev, img, k, kd->name, vgprs, true) <= 0)
+      if (gcn_gcc_function_init (dev, img, k, kd) < 0)
 	goto fail;
       if (strcmp (kd->name, "_init_array") == 0)
 	init = k, nfuncs--;

@@ -154,10 +154,14 @@ bool gcn_elf_section_size (const unsigned char *image, size_t size,
 /* ---- hsa-image.c ---- */
 
 /* A kernel of a loaded image: what the address table gives libgomp for a
-   function, and what run receives back.  */
+   function, and what run receives back.  Or, with DEVICE_FN, an ordinary
+   device function in the image's function table: the `nohost' clone of
+   an ancestor region (GCC 13+), there only for reverse offload; it has
+   no kernel descriptor and cannot be launched.  */
 struct gcn_kernel
 {
   char *name;
+  bool device_fn;
   uint64_t object;		/* Kernel descriptor address.  */
   uint32_t kernarg_size;
   uint32_t group_size;

@@ -528,6 +528,16 @@ gcn_launch (struct ok_device *d, void *fn, void *tgt_vars,
   struct gcn_job *job = (struct gcn_job *) j;
   const struct gcn_kernel *k = fn;
   unsigned grid[3], block[3];
+  if (k->device_fn)
+    {
+      /* libgomp maps the host's function of an ancestor region here; it
+	 runs on the host, when device code asks, never as a kernel.  */
+      ok_dev_error (d, "cannot run '%s': it is the device function of a"
+		    " `target device (ancestor: 1)' region, which has no"
+		    " kernel; only reverse-offload requests name it",
+		    k->name);
+      return false;
+    }
   gcn_geometry (dev, k, launch, grid, block);
   /* The trace's grid counts work-groups (teams), as CUDA's counts blocks;
      the packet's grid counts work-items.  */

@@ -422,6 +422,50 @@ read_metadata (struct reader *rd, struct ok_gcn_code_object *co)
   return 0;
 }
 
+/* Looking for the function symbol at an address.  */
+struct func_search
+{
+  uint64_t addr;
+  const char *name;
+};
+
+static int
+match_func (struct reader *rd, const GElf_Sym *sym, const char *nm,
+	    int dynamic, void *arg)
+{
+  struct func_search *s = arg;
+  (void) rd;
+  (void) dynamic;
+  if (s->name == NULL && sym->st_value == s->addr
+      && sym->st_shndx != SHN_UNDEF
+      && GELF_ST_TYPE (sym->st_info) == STT_FUNC)
+    s->name = nm;
+  return 0;
+}
+
+/* A function-table entry at ADDR that is no kernel's entry point: GCC
+   13+ lists there, for each `target device (ancestor: 1)' region, its
+   `nohost' clone, an ordinary (local) device function whose address the
+   device's reverse-offload requests pass to the host.  Append it to
+   CO's kernels as a device function, named by the function symbol that
+   starts at ADDR; return -1 when there is none (nothing reported).  */
+static int
+add_device_fn (struct reader *rd, struct ok_gcn_code_object *co,
+	       uint64_t addr)
+{
+  struct func_search s = { .addr = addr };
+  if (each_symbol (rd, match_func, &s) < 0 || s.name == NULL)
+    return -1;
+  co->kernels = xrealloc (co->kernels,
+			  (co->num_kernels + 1) * sizeof *co->kernels);
+  struct ok_gcn_kernel *k = &co->kernels[co->num_kernels++];
+  memset (k, 0, sizeof *k);
+  k->name = xstrdup (s.name);
+  k->entry = addr;
+  k->info.flags = OK_KINFO_DEVICE_FN;
+  return 0;
+}
+
 static int
 read_funcs (struct reader *rd, struct ok_gcn_code_object *co)
 {
@@ -446,11 +490,11 @@ read_funcs (struct reader *rd, struct ok_gcn_code_object *co)
       for (k = 0; k < co->num_kernels; k++)
 	if (co->kernels[k].entry == addr)
 	  break;
-      if (k == co->num_kernels)
+      if (k == co->num_kernels && add_device_fn (rd, co, addr) < 0)
 	{
 	  ok_error ("'%s': function table entry %zu (address %#" PRIx64 ")"
-		    " is not the entry point of any kernel", rd->name, i,
-		    addr);
+		    " is not the entry point of any kernel, nor the start of"
+		    " a device function", rd->name, i, addr);
 	  return -1;
 	}
       co->funcs[i] = k;

@@ -10,7 +10,12 @@
    Each kernel has a 64-byte AMDHSA kernel descriptor, symbol NAME.kd,
    whose kernel_code_entry_byte_offset leads to the entry point; a function
    table entry is matched to the kernel whose entry point it is, which
-   gives its name without needing the (local, strippable) entry symbol.  */
+   gives its name without needing the (local, strippable) entry symbol.
+   The exception are the `nohost' functions of GCC 13+'s ancestor regions
+   (`target device (ancestor: 1)'), ordinary device functions that the
+   table lists for reverse offload: such an entry is named by the
+   function symbol that starts at its address, and marked
+   OK_KINFO_DEVICE_FN.  */
 
 #ifndef OFFLOADKIT_GCN_CODE_OBJECT_H
 #define OFFLOADKIT_GCN_CODE_OBJECT_H
@@ -28,8 +33,11 @@
 struct ok_gcn_kernel
 {
   char *name;			/* Without the ".kd".  */
-  uint64_t kd_addr;		/* Virtual address of the descriptor.  */
+  uint64_t kd_addr;		/* Virtual address of the descriptor; 0 for
+				   a device function.  */
   uint64_t entry;		/* Virtual address of the entry point.  */
+  /* A device function (INFO.flags has OK_KINFO_DEVICE_FN, the rest is
+     0): no kernel descriptor.  */
   struct ok_kernel_info info;
 };
 
@@ -47,7 +55,9 @@ struct ok_gcn_code_object
   uint32_t arch;		/* 0x803, 0x900, ...; 0 when unknown.  */
   uint32_t e_flags;
   /* Every kernel of the object (the offloaded functions and the
-     toolchain's own, such as _init_array), in symbol-table order.  */
+     toolchain's own, such as _init_array), in symbol-table order, then
+     the device functions the function table names (OK_KINFO_DEVICE_FN),
+     in table order.  */
   struct ok_gcn_kernel *kernels;
   size_t num_kernels;
   /* The offloaded functions in host-table order: indices into KERNELS.  */
@@ -67,8 +77,9 @@ struct ok_gcn_code_object
 /* Read the code object BUF[0, SIZE), named NAME in messages, into *CO.
    Return 0, or -1 after reporting one error (ok_error): not ELF, not a
    64-bit little-endian AMD GPU object, truncated, tables of a bad size, a
-   table entry that is no kernel or no symbol, a kernel descriptor out of
-   bounds...  Never reads outside BUF.  */
+   function-table entry that is neither a kernel's entry point nor the
+   start of a function, a variable-table entry that is no symbol, a
+   kernel descriptor out of bounds...  Never reads outside BUF.  */
 int ok_gcn_read_code_object (const char *name, const unsigned char *buf,
 			     size_t size, struct ok_gcn_code_object *co);
 

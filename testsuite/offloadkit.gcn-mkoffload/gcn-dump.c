@@ -2,6 +2,8 @@
    (common/gcn-code-object.c) on each FILE and prints what it found:
      object FILE arch A mach M
      kernel NAME sgprs S vgprs V group G private P kernarg K
+     devfn NAME   (a device function the function table names: an
+                   ancestor region's, for reverse offload)
      func I NAME
      vartable at-table|elsewhere  (only when a global .offload_var_table
                                    symbol exists)
@@ -40,6 +42,11 @@ main (int argc, char **argv)
       for (size_t k = 0; k < co.num_kernels; k++)
 	{
 	  const struct ok_kernel_info *ki = &co.kernels[k].info;
+	  if (ki->flags & OK_KINFO_DEVICE_FN)
+	    {
+	      printf ("devfn %s\n", co.kernels[k].name);
+	      continue;
+	    }
 	  printf ("kernel %s sgprs %u vgprs %u group %u private %u"
 		  " kernarg %u\n", co.kernels[k].name, (unsigned) ki->sgprs,
 		  (unsigned) ki->vgprs, (unsigned) ki->group_segment_size,

@@ -10,11 +10,12 @@
      targets N
      image I type T format F arch A size S elf E funcs NF vars NV info K
      flags I FLAGS
-     func I J NAME sgprs S vgprs V group G private P kernarg K
+     func I J NAME sgprs S vgprs V group G private P kernarg K [kflags KF]
      var I J NAME
    A is hexadecimal (0x906); E is 224 for an AMD GPU code object; K is 1
    when the image has a kernel_info table; FLAGS are its OK_TGT_* flags,
-   in hexadecimal (0 or 0x1).
+   in hexadecimal (0 or 0x1); KF, only when not 0, the function's
+   OK_KINFO_* flags (0x1: a device function, no kernel).
    Both forms then print each image's OpenACC launch dimensions:
      oacc I none
    when it has none, else one line per function:
@@ -66,6 +67,8 @@ print_image (unsigned i, const struct ok_tgt_desc *t, size_t size,
 		  (unsigned) k->group_segment_size,
 		  (unsigned) k->private_segment_size,
 		  (unsigned) k->kernarg_size);
+	  if (k->flags != 0)
+	    printf (" kflags %#x", (unsigned) k->flags);
 	}
       putchar ('\n');
     }

@@ -700,3 +700,167 @@ child_reverse_offload_14 (void)
 {
   reverse_offload (14);
 }
+
+/* D marked as GCC 13+'s with its function FN made a device function, as
+   our mkoffload marks the `nohost' function of an ancestor region (the
+   copy lives until the next call; false when D has too many images or
+   functions for it).  */
+static const struct ok_openmp_target *
+with_device_fn (const struct ok_openmp_target *d, size_t fn)
+{
+  static struct ok_kernel_info info[4][64];
+  static struct ok_tgt_desc targets[4];
+  static struct ok_openmp_target copy;
+  copy = *d;
+  copy.desc_version = OK_DESC_VERSION;
+  for (uint32_t i = 0; i < d->num_targets; i++)
+    {
+      const struct ok_tgt_desc *td = ok_desc_target_at (d, i);
+      if (i >= 4 || td->num_funcs > 64 || fn >= td->num_funcs
+	  || td->kernel_info == NULL)
+	return NULL;
+      memcpy (&targets[i], td, d->desc_version < 3
+	      ? sizeof (struct ok_tgt_desc_v2) : sizeof targets[i]);
+      if (d->desc_version < 3)
+	targets[i].oacc_dims = NULL;
+      targets[i].flags = OK_TGT_GCN_KERNARGS_V3;
+      memcpy (info[i], td->kernel_info, td->num_funcs * sizeof info[i][0]);
+      info[i][fn] = (struct ok_kernel_info) { .flags = OK_KINFO_DEVICE_FN };
+      targets[i].kernel_info = info[i];
+    }
+  copy.targets = targets;
+  return &copy;
+}
+
+/* Running function FN of the image on device 0, a device function named
+   NAME, is refused: a fatal error naming it, and no dispatch.  */
+static void
+device_fn_refused (const char *what, void *fn, const char *name)
+{
+  int e = errors_now (), before = f_dispatch_count ();
+  volatile bool fatal;
+  STANDIN_CATCH_FATAL (fatal, p_run (0, fn, NULL, NULL));
+  checkf (fatal && f_dispatch_count () == before,
+	  "%s: running the device function is refused, nothing dispatched",
+	  what);
+  checkf (error_says (e, name, "`target device (ancestor: 1)' region",
+		      "has no kernel", NULL),
+	  "%s: the error names the function and says why", what);
+}
+
+/* The device functions of ancestor regions (GCC 13+'s `nohost' clones),
+   which the function table lists beside the kernels: in our format
+   (marked OK_KINFO_DEVICE_FN by our mkoffload) and in GCC 14's (a
+   function without kernel descriptor or register counts, as GCC's
+   mkoffload lists it), the image loads, the reverse-offload table has
+   the function's device address from .offload_func_table as for any
+   other, and launching it is refused.  GCC's format with a function that
+   has register counts but no kernel descriptor is still refused.  The
+   image's first kernel plays the function: only the flag, or the name
+   GCC's target data gives it, tells.  */
+#define GCC_FUNC_TABLE ".offload_func_table"
+
+void
+child_rev_device_fns (void)
+{
+  if (!start ())
+    return;
+  const struct ok_tgt_desc *td0 = ok_desc_target_at (our_desc, 0);
+  size_t nf = td0->num_funcs;
+  const struct ok_openmp_target *d = with_device_fn (our_desc, 0);
+  if (d == NULL || nf == 0)
+    {
+      check ("our image has kernel information for its functions", false);
+      return;
+    }
+  const char *name = td0->func_names[0];
+  struct ok_addr_pair *t = NULL;
+  uint64_t *rev = NULL;
+  int n = (p_load_image) (0, ours->version, d, &t, &rev, NULL);
+  size_t nv = (size_t) (our_desc->host.vars_end - our_desc->host.vars) / 2;
+  check ("ours, a device function: loads", n == (int) (nf + nv + 1));
+  if (n <= 0)
+    return;
+  check ("ours, a device function: its device address in the"
+	 " reverse-offload table", rev != NULL && rev[0] != 0
+	 && rev[0] == kernel_entry (name));
+  device_fn_refused ("ours", (void *) t[0].start, name);
+  if (nf > 1)
+    {
+      struct dispatch disp;
+      check ("ours: the image's kernels still run",
+	     run_one (0, (void *) t[1].start, NULL, NULL, &disp));
+    }
+  check ("ours: unloads", p_unload_image (0, ours->version, d));
+  free (t);
+  free (rev);
+
+  if (gccs == NULL)
+    unsupported ("GCC 14's format with a device function (no GCC-format"
+		 " library)");
+  else
+    {
+      /* GCC 12's and 13's target data lack ind_func_count.  */
+      struct gcc14_image gd;
+      if (OK_GOMP_VERSION_LIB (gccs->version) >= 3)
+	gd = *(const struct gcc14_image *) gccs->target_data;
+      else
+	{
+	  const struct gcc13_image *o = gccs->target_data;
+	  gd = (struct gcc14_image) { o->code, o->kernel_count, o->kernels, 0,
+				      o->global_variable_count };
+	}
+      const struct gcc14_image *g = &gd;
+      static struct gcc_kernel ks[64];
+      unsigned k0 = 0;
+      while (k0 < g->kernel_count
+	     && (strcmp (g->kernels[k0].name, "_init_array") == 0
+		 || strcmp (g->kernels[k0].name, "_fini_array") == 0))
+	k0++;
+      if (g->kernel_count > 64 || k0 == g->kernel_count)
+	{
+	  check ("GCC's image has a kernel", false);
+	  return;
+	}
+      memcpy (ks, g->kernels, g->kernel_count * sizeof ks[0]);
+      const char *kname = ks[k0].name;
+      ks[k0] = (struct gcc_kernel) { .name = "main._omp_fn.1.nohost.0" };
+      struct gcc14_image g14 = *g;
+      g14.kernels = ks;
+      const struct ok_host_table *h = gccs->host_table;
+      size_t gf = (size_t) (h->funcs_end - h->funcs);
+      size_t gv = (size_t) (h->vars_end - h->vars) / 2;
+      unsigned v14 = OK_GOMP_VERSION_PACK (3, OK_GCC_DEV_VERSION_GCN_13);
+      t = NULL;
+      rev = NULL;
+      n = (p_load_image) (0, v14, &g14, &t, &rev, NULL);
+      check ("GCC 14's format, a device function: loads",
+	     n == (int) (gf + gv + 1));
+      if (n <= 0)
+	return;
+      /* GCC 12's mkoffload labels no function table: no table.  */
+      if (f_symbol (GCC_FUNC_TABLE, 0, NULL, NULL, NULL, NULL))
+	check ("GCC 14's format, a device function: its device address in"
+	       " the reverse-offload table", rev != NULL
+	       && rev[0] == kernel_entry (kname));
+      else
+	check ("GCC 14's format, GCC 12's code object: no reverse-offload"
+	       " table", rev == NULL);
+      device_fn_refused ("GCC 14's format", (void *) t[0].start,
+			 "main._omp_fn.1.nohost.0");
+      check ("GCC 14's format: unloads", p_unload_image (0, v14, &g14));
+      free (t);
+      free (rev);
+
+      ks[k0].sgpr_count = 62;
+      ks[k0].vgpr_count = 24;
+      t = NULL;
+      int e = errors_now ();
+      n = (p_load_image) (0, v14, &g14, &t, NULL, NULL);
+      check ("GCC 14's format, a kernel without descriptor: refused",
+	     n == -1 && error_says (e, "lacks kernel",
+				    "main._omp_fn.1.nohost.0", NULL));
+    }
+  check ("fini", p_fini_device (0));
+  check_no_leaks ("after fini");
+}

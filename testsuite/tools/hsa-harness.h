@@ -240,6 +240,7 @@ void child_gcc_v3_images (void);
 void child_indirect (void);
 void child_reverse_offload_13 (void);
 void child_reverse_offload_14 (void);
+void child_rev_device_fns (void);
 
 #pragma GCC visibility pop
 
