@@ -94,6 +94,17 @@ emu_marker_put (struct emu_marker *m)
   free (m);
 }
 
+/* Set marker M: the later queue may go on.  */
+static void
+emu_marker_set (struct emu_marker *m)
+{
+  pthread_mutex_lock (&m->lock);
+  m->set = true;
+  pthread_cond_broadcast (&m->cond);
+  pthread_mutex_unlock (&m->lock);
+  emu_marker_put (m);
+}
+
 /* Run OP on Q's thread; false after a reported error.  */
 static bool
 emu_op_run (struct emu_queue *q, struct emu_op *op)
@@ -117,12 +128,8 @@ emu_op_run (struct emu_queue *q, struct emu_op *op)
       op->u.callback.fn (op->u.callback.data);
       return true;
     case EMU_OP_MARK:
-      pthread_mutex_lock (&op->u.marker->lock);
-      op->u.marker->set = true;
-      pthread_cond_broadcast (&op->u.marker->cond);
-      pthread_mutex_unlock (&op->u.marker->lock);
-      emu_marker_put (op->u.marker);
-      return true;
+      /* Run by the queue's thread itself (emu_queue_thread).  */
+      return false;
     case EMU_OP_WAIT:
       pthread_mutex_lock (&op->u.marker->lock);
       while (!op->u.marker->set)
@@ -163,6 +170,21 @@ emu_queue_thread (void *arg)
 	q->tail = NULL;
       pthread_mutex_unlock (&q->lock);
 
+      if (op->kind == EMU_OP_MARK)
+	{
+	  /* Counted done before the later queue hears of it: what comes
+	     after the wait there (acc_async_test of this queue, say) finds
+	     this queue's work done.  */
+	  struct emu_marker *m = op->u.marker;
+	  free (op);
+	  pthread_mutex_lock (&q->lock);
+	  q->done++;
+	  pthread_cond_broadcast (&q->cond);
+	  pthread_mutex_unlock (&q->lock);
+	  emu_marker_set (m);
+	  pthread_mutex_lock (&q->lock);
+	  continue;
+	}
       bool ok = emu_op_run (q, op);
       free (op);
 
