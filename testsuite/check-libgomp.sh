@@ -447,9 +447,12 @@ export TMPDIR
 
 echo "check-libgomp: extracting libgomp/testsuite from $tarball"
 # Also GCC's include/gomp-constants.h, which some tests include (GCC's
-# testsuite compiles them with -I of that directory).
+# testsuite compiles them with -I of that directory), and the compiler
+# tests of OpenACC that some run tests include by their relative path
+# (../../../gcc/testsuite/c-c++-common/goacc/cache-1.c).
 tar -xf "$tarball" -C "$work/src" --wildcards '*/libgomp/testsuite/*' \
-  '*/include/gomp-constants.h' \
+  '*/include/gomp-constants.h' '*/gcc/testsuite/c-c++-common/goacc/*' \
+  '*/gcc/testsuite/g++.dg/goacc/*' '*/gcc/testsuite/gfortran.dg/goacc/*' \
   || die "cannot extract libgomp/testsuite from $tarball"
 root=$(find "$work/src" -maxdepth 3 -type d -path '*/libgomp/testsuite' | head -n 1)
 [ -n "$root" ] || die "no libgomp/testsuite in $tarball"
