@@ -95,7 +95,7 @@
   X (cuModuleLoadData) X (cuModuleLoadDataEx) X (cuModuleUnload) \
   X (cuModuleGetFunction) X (cuModuleGetGlobal_v2) X (cuFuncGetAttribute) \
   X (cuLinkCreate_v2) X (cuLinkAddData_v2) X (cuLinkComplete) \
-  X (cuLinkDestroy) X (cuLaunchKernel) \
+  X (cuLinkDestroy) X (cuLaunchKernel) X (cuOccupancyMaxPotentialBlockSize) \
   X (cuStreamCreate) X (cuStreamDestroy_v2) X (cuStreamSynchronize) \
   X (cuStreamQuery) X (cuStreamWaitEvent) X (cuStreamAddCallback) \
   X (cuLaunchHostFunc) \
@@ -313,6 +313,11 @@ bool fk_is_real_stream (CUstream s);
 bool fk_stream_ok (int sym, CUstream s);
 /* Whether S has work of the current, still closed gate generation.  */
 bool fk_stream_pending (struct fk_stream *s);
+/* Whether a blocking stream (not created CU_STREAM_NON_BLOCKING) of the
+   current context has work pending or host functions queued: the legacy
+   stream's work (synchronous copies, its synchronisation) waits for
+   them.  */
+bool fk_blocking_pending (void);
 /* At unload: open the gate and end the thread that runs host functions,
    whose code is about to go away.  Takes FK_LOCK.  */
 void fk_callbacks_stop (void);

@@ -156,6 +156,9 @@ fk_copy (int sym, const char *dir, void *dst, const void *src, size_t n,
 {
   if (async && !fk_stream_ok (sym, stream))
     return CUDA_ERROR_INVALID_HANDLE;
+  /* A synchronous copy is the legacy stream's work.  */
+  while (!async && fk_blocking_pending ())
+    pthread_cond_wait (&fk_cond, &fk_lock);
   if (n == 0)
     return CUDA_SUCCESS;
   bool dst_dev = dir[3] == 'D', src_dev = dir[0] == 'D';
