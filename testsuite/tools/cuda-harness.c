@@ -175,6 +175,7 @@ main (int argc, char **argv)
     { AREA_LOADED ("launches", test_launch) },
     { AREA_LOADED ("async", test_async) },
     { AREA_LOADED ("threads", test_threads) },
+    { AREA_LOADED ("OpenACC", test_openacc) },
     { AREA_LOADED ("fini", test_fini) },
   };
   int status = harness_run (&h, areas, sizeof areas / sizeof areas[0]);

@@ -40,6 +40,10 @@
 			      failed launches
      cuda-harness-async.c     async_run completions; several threads on two
 			      devices
+     cuda-harness-openacc.c   OpenACC: launch geometry (the compiler's,
+			      libgomp's and chosen dimensions), GCC's
+			      resource checks, queues, callbacks, frees
+			      inside them, properties, CUDA handles
      cuda-harness-devcode.c   what GCC 13-16's device code expects: the
 			      map of indirect functions in both forms,
 			      reverse-offload requests served during run
@@ -203,6 +207,7 @@ void child_interop_emulated (void);
 void test_launch (void);		/* cuda-harness-launch.c */
 void test_async (void);			/* cuda-harness-async.c */
 void test_threads (void);
+void test_openacc (void);		/* cuda-harness-openacc.c */
 
 #pragma GCC visibility pop
 
