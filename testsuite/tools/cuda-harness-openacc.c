@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "cuda-harness.h"
+#include "gcc-nvptx-image.h"
 
 /* The entry points, looked up in the plugin.  */
 static void *(*acc_thread_data) (int);
@@ -455,6 +456,41 @@ test_acc_properties (void)
 	 && cur == acc_cuda_context ());
 }
 
+/* An image in GCC's own format: the dimensions of its function
+   descriptors are the compiler's.  */
+static void
+test_acc_gcc_image (void)
+{
+  const unsigned gver = OK_GOMP_VERSION_PACK (1, OK_GCC_DEV_VERSION_NVPTX);
+  struct ok_gcc_ptx_obj objs[1] = { { acc_ptx, sizeof acc_ptx } };
+  static const struct ok_gcc_fn_launch fns[] = {
+    { "a_static", { 6, 3, 32 } }, { "a_dynamic", { 0, 0, 0 } } };
+  struct ok_gcc_nvptx_data g = { objs, 1, NULL, 0, fns, 2, 0 };
+  struct ok_addr_pair *t = NULL;
+  int n = p_load_image (0, gver, &g, &t);
+  check ("openacc: GCC's image format loads", n == 3 && t != NULL);
+  if (n != 3 || t == NULL)
+    return;
+  void *arg = p_alloc (0, 8);
+  void *host = NULL;
+  unsigned dims[3] = { 0, 0, 0 };
+  struct launch l;
+  int before = f_launch_count ();
+  acc_exec ((void (*) (void *)) (uintptr_t) t[0].start, 1, &host, &arg,
+	    dims, NULL);
+  check ("openacc: GCC's image: its dimensions, grid 6, block (32, 3)",
+	 acc_last_launch (before, &l) && geometry (&l, 6, 3, 32));
+  before = f_launch_count ();
+  unsigned given[3] = { 2, 5, 32 };
+  acc_exec ((void (*) (void *)) (uintptr_t) t[1].start, 1, &host, &arg,
+	    given, NULL);
+  check ("openacc: GCC's image: dimensions left to run time",
+	 acc_last_launch (before, &l) && geometry (&l, 2, 5, 32));
+  p_free (0, arg);
+  free (t);
+  check ("openacc: GCC's image unloads", p_unload_image (0, gver, &g));
+}
+
 void
 test_openacc (void)
 {
@@ -471,6 +507,7 @@ test_openacc (void)
   test_acc_launches ();
   test_acc_queues ();
   test_acc_properties ();
+  test_acc_gcc_image ();
   standin_acc_tls = NULL;
   check ("openacc: unload", p_unload_image (0, version, &acc_desc));
   check_no_bad_calls ("openacc: no invalid driver calls", bad);
