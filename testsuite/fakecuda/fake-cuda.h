@@ -61,7 +61,8 @@
      ptx.c, cubin.c, image.c  reading images (image.h)
      modules.c   modules, kernels, variables
      link.c      the JIT linker
-     streams.c   streams and the host functions queued on them
+     streams.c   streams and the host functions queued on them (and
+                 the asynchronous copies behind pending work, memory.c)
      events.c    events
      launch.c    kernel launches, reverse-offload requests
      control.c   the fakecuda_* functions for tests  */
@@ -318,6 +319,11 @@ bool fk_stream_pending (struct fk_stream *s);
    stream's work (synchronous copies, its synchronisation) waits for
    them.  */
 bool fk_blocking_pending (void);
+/* Queue host function HFN (or stream callback SFN) with DATA on STREAM
+   for the fake's callback thread, after the work pending there; the call
+   of SYM.  Called with FK_LOCK held.  */
+CUresult fk_queue_callback (int sym, CUstream stream, CUhostFn hfn,
+			    CUstreamCallback sfn, void *data);
 /* At unload: open the gate and end the thread that runs host functions,
    whose code is about to go away.  Takes FK_LOCK.  */
 void fk_callbacks_stop (void);

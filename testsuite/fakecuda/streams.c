@@ -206,7 +206,7 @@ fk_callback_thread (void *arg)
   return NULL;
 }
 
-static CUresult
+CUresult
 fk_queue_callback (int sym, CUstream stream, CUhostFn hfn,
 		   CUstreamCallback sfn, void *data)
 {

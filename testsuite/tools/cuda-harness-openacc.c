@@ -323,11 +323,16 @@ test_acc_queues (void)
   void *host = NULL;
   unsigned dims[3] = { 0, 0, 0 };
 
-  /* Order: a launch held back by the gate keeps the queue busy and its
-     callback waiting.  */
+  /* Order: a launch held back by the gate keeps the queue busy, and the
+     copy and callback queued after it waiting.  */
+  int val = 42, got = 0;
+  void *dval = p_alloc (0, sizeof val);
+  p_host2dev (0, dval, &val, sizeof val);
   f_gate (1);
   int before = f_launch_count ();
   acc_async_exec (acc_fn (0), 1, &host, &arg, dims, NULL, q1);
+  check ("openacc: copy queued behind the launch",
+	 acc_dev2host (0, &got, dval, sizeof got, q1));
   struct launch l;
   bool ok = acc_last_launch (before, &l);
   check ("openacc: queued launch on the queue's stream",
@@ -339,6 +344,7 @@ test_acc_queues (void)
   pause_ms (200);
   check ("openacc: test says busy while the launch runs", acc_test (q1) == 0);
   check ("openacc: the callback waits for the launch", cb.ran == 0);
+  check ("openacc: the copy waits for the launch", got == 0);
   /* Join: the later queue waits for the first's work so far.  */
   long events = f_outstanding ("event");
   check ("openacc: serialize", acc_serialize (q1, q2));
@@ -349,6 +355,8 @@ test_acc_queues (void)
   f_gate (0);
   check ("openacc: synchronize", acc_synchronize (q1));
   check ("openacc: the callback ran after the launch", acc_cb_wait (&cb));
+  check ("openacc: the copy done by then", got == 42);
+  p_free (0, dval);
   check ("openacc: on a thread of the driver's",
 	 cb.ran && !pthread_equal (cb.thread, pthread_self ()));
   check ("openacc: test says done after", acc_test (q1) == 1
