@@ -520,3 +520,42 @@ test_openacc (void)
   check ("openacc: unload", p_unload_image (0, version, &acc_desc));
   check_no_bad_calls ("openacc: no invalid driver calls", bad);
 }
+
+/* libgomp 13 and newer map the argument block themselves and pass its
+   device address: the kernel's parameter is that address, and none
+   (0) without arguments.  */
+void
+child_openacc14 (void)
+{
+  check ("init", p_get_num_devices () == 1 && p_init_device (0));
+  if (!acc_entries () || !acc_load ())
+    {
+      check ("entry points and image", false);
+      return;
+    }
+  standin_acc_tls = acc_thread_data (0);
+  void *block = p_alloc (0, 16);
+  unsigned dims[3] = { 0, 0, 0 };
+  struct launch l;
+  int before = f_launch_count ();
+  acc_exec (acc_fn (0), 2, NULL, (void **) block, dims, NULL);
+  check ("the parameter is libgomp's block",
+	 acc_last_launch (before, &l) && l.params[0] == (uintptr_t) block
+	 && geometry (&l, 4, 2, 32));
+  before = f_launch_count ();
+  acc_exec (acc_fn (0), 0, NULL, NULL, dims, NULL);
+  check ("no arguments, no block",
+	 acc_last_launch (before, &l) && l.params[0] == 0);
+  void *q = acc_construct (0);
+  before = f_launch_count ();
+  acc_async_exec (acc_fn (1), 2, NULL, (void **) block, dims, NULL, q);
+  check ("queued, the same",
+	 acc_last_launch (before, &l) && l.params[0] == (uintptr_t) block
+	 && l.stream == (uintptr_t) acc_cuda_stream (q));
+  check ("queue done", acc_synchronize (q) && acc_destruct (q));
+  p_free (0, block);
+  standin_acc_tls = NULL;
+  check ("unload", p_unload_image (0, version, &acc_desc));
+  check ("fini", p_fini_device (0));
+  check_no_leaks ("after fini");
+}

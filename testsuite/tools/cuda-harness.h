@@ -208,6 +208,7 @@ void test_launch (void);		/* cuda-harness-launch.c */
 void test_async (void);			/* cuda-harness-async.c */
 void test_threads (void);
 void test_openacc (void);		/* cuda-harness-openacc.c */
+void child_openacc14 (void);
 
 #pragma GCC visibility pop
 
