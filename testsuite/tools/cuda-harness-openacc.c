@@ -559,3 +559,65 @@ child_openacc14 (void)
   check ("fini", p_fini_device (0));
   check_no_leaks ("after fini");
 }
+
+/* A driver older than CUDA 10 (the fake's libcuda-old.so.1, beside the
+   fake): no cuLaunchHostFunc, no occupancy calculator.  */
+bool
+open_old_driver (void)
+{
+  static struct harness old;
+  static char path[4096];
+  const char *dir = strrchr (harness->fake_path, '/');
+  int len = dir != NULL ? (int) (dir - harness->fake_path + 1) : 0;
+  snprintf (path, sizeof path, "%.*slibcuda-old.so.1", len,
+	    harness->fake_path);
+  old = *harness;
+  old.fake_path = path;
+  harness = &old;
+  return harness_open ();
+}
+
+/* Then callbacks are queued with cuStreamAddCallback, and the OpenACC
+   dimensions left to the plugin are GCC's defaults from the device's
+   limits (1024 threads a block, 2048 a multiprocessor, 4 of them):
+   8 gangs, 32 workers, vector 32, within the kernel's threads.  */
+void
+child_openacc_old_driver (void)
+{
+  check ("init", p_get_num_devices () == 1 && p_init_device (0));
+  if (!acc_entries () || !acc_load ())
+    {
+      check ("entry points and image", false);
+      return;
+    }
+  standin_acc_tls = acc_thread_data (0);
+  void *arg = p_alloc (0, 16);
+  struct launch l;
+  check ("chosen dimensions: 8 gangs, 32 workers, vector 32",
+	 acc_run (1, 0, 0, 0, arg, &l) && geometry (&l, 8, 32, 32));
+  check ("chosen within the kernel's 64 threads: 2 workers",
+	 acc_run (2, 0, 0, 0, arg, &l) && geometry (&l, 1, 2, 32));
+  standin_acc_default_dims[0] = 16;
+  standin_acc_default_dims[1] = 64;
+  check ("GOMP_OPENACC_DIM=16:64: 16 gangs, workers as the device allows",
+	 acc_run (1, 0, 0, 0, arg, &l) && geometry (&l, 16, 32, 32));
+  standin_acc_default_dims[0] = standin_acc_default_dims[1] = 0;
+
+  void *q = acc_construct (0);
+  long added = f_calls ("cuStreamAddCallback");
+  struct acc_cb cb = { 0 };
+  cb.free_ptr = p_alloc (0, 1 << 20);
+  long mem = f_outstanding ("mem");
+  int errs = errors_now ();
+  acc_callback (q, acc_cb_fn, &cb);
+  check ("callback through cuStreamAddCallback",
+	 acc_cb_wait (&cb) && f_calls ("cuStreamAddCallback") == added + 1);
+  check ("free inside it deferred", cb.freed && errors_now () == errs
+	 && f_outstanding ("mem") == mem);
+  check ("queue done", acc_synchronize (q) && acc_destruct (q));
+  p_free (0, arg);
+  standin_acc_tls = NULL;
+  check ("unload", p_unload_image (0, version, &acc_desc));
+  check ("fini", p_fini_device (0));
+  check_no_leaks ("after fini");
+}
