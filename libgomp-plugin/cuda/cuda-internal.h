@@ -252,7 +252,8 @@ void cuda_interop_property (struct ok_device *dev,
 			    struct ok_interop_value *val);
 
 /* Free what was freed inside host functions on streams, now that the
-   calling thread may call the driver (with DEV's context current).  */
+   calling thread may call the driver (with DEV's context current); false
+   after reporting a free that failed (the rest are freed all the same).  */
 bool cuda_deferred_frees (struct cuda_device *dev);
 
 /* ---- cuda-launch.c ---- */

@@ -132,9 +132,9 @@ cuda_raw_alloc (struct ok_device *d, size_t size)
   struct cuda_device *dev = cuda_dev (d);
   if (!cuda_enter (dev))
     return NULL;
-  /* Memory freed in callbacks may be what this needs.  */
-  if (!cuda_deferred_frees (dev))
-    return NULL;
+  /* Memory freed in callbacks may be what this needs.  A free that
+     failed there was reported and is no reason to fail this.  */
+  cuda_deferred_frees (dev);
   return cuda_mem_alloc (dev, size, NULL);
 }
 
@@ -144,8 +144,10 @@ cuda_raw_free (struct ok_device *d, void *ptr)
   struct cuda_device *dev = cuda_dev (d);
   if (cuda_in_host_fn ())
     return cuda_free_later (dev, ptr);
-  if (!cuda_enter (dev) || !cuda_deferred_frees (dev))
+  if (!cuda_enter (dev))
     return false;
+  /* As in cuda_raw_alloc.  */
+  cuda_deferred_frees (dev);
   return cuda_free_now (dev, ptr);
 }
 

@@ -427,8 +427,11 @@ cuda_acc_exec (struct ok_device *d, void *fn, void *args,
 {
   struct cuda_device *dev = cuda_dev (d);
   const struct cuda_kernel *k = fn;
-  if (!cuda_enter (dev) || !cuda_deferred_frees (dev))
+  if (!cuda_enter (dev))
     return false;
+  /* A launch is a place where frees asked for in callbacks can be done
+     (a failed one is reported, and no reason not to launch).  */
+  cuda_deferred_frees (dev);
   unsigned dims[OK_ACC_DIMS];
   if (!cuda_acc_dims (dev, k, given, dims) || !cuda_acc_resources (k, dims))
     return false;
