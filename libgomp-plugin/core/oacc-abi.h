@@ -46,5 +46,8 @@ extern struct ok_goacc_thread *GOMP_PLUGIN_goacc_thread (void);
 extern void GOMP_PLUGIN_goacc_profiling_dispatch (acc_prof_info *,
 						  acc_event_info *,
 						  acc_api_info *);
+/* The launch dimension I (GOMP_DIM_*) that GOMP_OPENACC_DIM sets, 0
+   when it sets none.  */
+extern int GOMP_PLUGIN_acc_default_dim (unsigned int i);
 
 #endif /* OFFLOADKIT_OACC_ABI_H */

@@ -41,12 +41,14 @@ typedef int CUjitInputType;
 #define CUDA_ERROR_NO_DEVICE 100
 #define CUDA_ERROR_NOT_FOUND 500
 #define CUDA_ERROR_NOT_READY 600
+#define CUDA_ERROR_NOT_PERMITTED 800
 #define CUDA_ERROR_LAUNCH_FAILED 719
 
 /* CUdevice_attribute values.  */
 #define CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK 1
 #define CU_DEVICE_ATTRIBUTE_CLOCK_RATE 13		/* kHz.  */
 #define CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT 16
+#define CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR 39
 #define CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR 75
 #define CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR 76
 #define CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR 82
@@ -74,6 +76,21 @@ typedef int CUjitInputType;
 /* cuStreamCreate flag: a non-blocking stream does not synchronise with
    the legacy default (NULL) stream.  */
 #define CU_STREAM_NON_BLOCKING 0x1
+/* cuStreamCreate flag: a blocking stream, which the legacy default stream
+   waits for and which waits for it.  */
+#define CU_STREAM_DEFAULT 0x0
+
+/* cuEventCreate flag: an event for ordering only, without timestamps.  */
+#define CU_EVENT_DISABLE_TIMING 0x2
+
+/* A host function queued on a stream (cuLaunchHostFunc), and the older
+   form that also gets the stream and its status (cuStreamAddCallback).  */
+typedef void (*CUhostFn) (void *);
+typedef void (*CUstreamCallback) (CUstream, CUresult, void *);
+
+/* cuOccupancyMaxPotentialBlockSize's function from block size to dynamic
+   shared memory bytes.  */
+typedef size_t (*CUoccupancyB2DSize) (int);
 
 #include "cuda-api-entries.h"
 

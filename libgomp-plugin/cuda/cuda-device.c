@@ -139,6 +139,7 @@ cuda_destroy_locks (struct cuda_device *dev)
   for (int i = 0; i < CUDA_STAGING_SLOTS; i++)
     pthread_mutex_destroy (&dev->staging[i].lock);
   pthread_mutex_destroy (&dev->stream_lock);
+  pthread_mutex_destroy (&dev->deferred_lock);
 }
 
 static bool
@@ -146,6 +147,7 @@ cuda_init_device (struct ok_device *d)
 {
   struct cuda_device *dev = cuda_dev (d);
   pthread_mutex_init (&dev->stream_lock, NULL);
+  pthread_mutex_init (&dev->deferred_lock, NULL);
   for (int i = 0; i < CUDA_STAGING_SLOTS; i++)
     pthread_mutex_init (&dev->staging[i].lock, NULL);
   cuda_stacks_init (dev);
@@ -180,6 +182,10 @@ cuda_init_device (struct ok_device *d)
       || !cuda_attribute (dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
 			  "maximum threads per block",
 			  &dev->max_threads_per_block)
+      || !cuda_attribute (dev,
+			  CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+			  "maximum threads per multiprocessor",
+			  &dev->max_threads_per_sm)
       || !cuda_attribute (dev, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, "clock rate",
 			  &dev->clock_khz))
     goto fail;
@@ -236,7 +242,8 @@ static bool
 cuda_fini_device (struct ok_device *d)
 {
   struct cuda_device *dev = cuda_dev (d);
-  bool ok = cuda_memory_fini (dev);
+  bool ok = cuda_deferred_frees (dev);
+  ok &= cuda_memory_fini (dev);
   ok &= ok_scratch_fini (d, &dev->stacks);
   ok &= cuda_streams_fini (dev);
   if (dev->pushed)
@@ -287,6 +294,21 @@ const struct ok_backend ok_backend_cuda = {
   .interop_init = cuda_interop_init,
   .interop_sync = cuda_interop_sync,
   .interop_property = cuda_interop_property,
+  /* cuda-openacc.c.  */
+  .acc_queue_size = sizeof (struct cuda_acc_queue),
+  .acc_queue_init = cuda_acc_queue_init,
+  .acc_queue_fini = cuda_acc_queue_fini,
+  .acc_queue_test = cuda_acc_queue_test,
+  .acc_queue_wait = cuda_acc_queue_wait,
+  .acc_queue_join = cuda_acc_queue_join,
+  .acc_queue_callback = cuda_acc_queue_callback,
+  .acc_queue_copy = cuda_acc_queue_copy,
+  .acc_exec = cuda_acc_exec,
+  .acc_property = cuda_acc_property,
+  .acc_cuda_device = cuda_acc_device,
+  .acc_cuda_context = cuda_acc_context,
+  .acc_cuda_stream = cuda_acc_stream,
+  .acc_cuda_set_stream = cuda_acc_set_stream,
   .launch = cuda_launch,
   .finish = cuda_finish,
   .describe_result = cuda_describe_result,

@@ -577,6 +577,12 @@ cuda_load_image (struct ok_device *d, struct ok_image_req *req,
   ok = ok && cuda_resolve_kernels (dev, img, tgt->func_names,
 				   sizeof *tgt->func_names, req->num_funcs,
 				   req->table);
+  /* The OpenACC dimensions of the image this device loads: those the
+     compiler fixed for its code (descriptor version 3).  */
+  const struct ok_oacc_dims *oacc = ok_desc_oacc_dims (req->desc, tgt);
+  for (size_t i = 0; ok && oacc != NULL && i < req->num_funcs; i++)
+    for (int j = 0; j < 3; j++)
+      img->kernels[i].oacc_dims[j] = oacc[i].dim[j];
 
   for (size_t i = 0; ok && i < req->num_vars; i++)
     {
@@ -713,6 +719,9 @@ cuda_load_gcc_image (struct ok_device *d, struct ok_gcc_image_req *req,
   ok = ok && cuda_resolve_kernels (dev, img,
 				   data->fn_num ? &data->fn_descs[0].fn : NULL,
 				   sizeof *data->fn_descs, data->fn_num, tab);
+  for (unsigned i = 0; ok && i < data->fn_num; i++)
+    for (int j = 0; j < 3; j++)
+      img->kernels[i].oacc_dims[j] = data->fn_descs[i].dim[j];
   for (unsigned i = 0; ok && i < data->var_num; i++)
     ok = cuda_global (dev, img->module, data->var_names[i],
 		      &tab[data->fn_num + i]);

@@ -9,6 +9,7 @@
      cuda-memory.c  driver allocations (the core pools them), staging
                     and copies
      cuda-launch.c  launch geometry, soft stacks, starting and waiting
+     cuda-openacc.c OpenACC: queues, launches, properties, CUDA handles
 
    The core (plugin-core.h) owns the device's identity, its images, pool
    and asynchronous completions, and the error contract: every function
@@ -100,6 +101,7 @@ struct cuda_device
   int num_sms;
   int regs_per_sm;
   int max_threads_per_block;
+  int max_threads_per_sm;
   int clock_khz;
   size_t total_mem;
 
@@ -112,6 +114,16 @@ struct cuda_device
   size_t streams_out;		/* Taken and not given back.  */
 
   struct ok_scratch stacks;	/* Soft stacks of launches.  */
+
+  /* OpenACC queues alive (cuda-openacc.c): while there are any,
+     synchronous copies go through the legacy default stream, which waits
+     for the queues' blocking streams, as GCC's plugin's copies do.  */
+  unsigned long acc_queues;
+  /* Device memory freed where the driver may not be called (a host
+     function on a stream, which runs libgomp's OpenACC callbacks): freed
+     by the next call from elsewhere (cuda_deferred_frees).  */
+  pthread_mutex_t deferred_lock;
+  struct cuda_deferred_free *deferred;
 };
 
 /* The CUDA device whose core half is D.  */
@@ -140,6 +152,10 @@ struct cuda_kernel
   int regs_per_thread;
   int max_threads_per_block;
   struct cuda_image *image;	/* The image it belongs to.  */
+  /* The OpenACC launch dimensions (gang, worker, vector) the compiler
+     fixed for it, 0 where it left them to run time (all 0 for OpenMP
+     regions).  */
+  unsigned short oacc_dims[3];
 };
 
 struct cuda_rev_block;
@@ -235,7 +251,16 @@ void cuda_interop_property (struct ok_device *dev,
 			    const struct ok_interop *obj, enum ok_ipr prop,
 			    struct ok_interop_value *val);
 
+/* Free what was freed inside host functions on streams, now that the
+   calling thread may call the driver (with DEV's context current); false
+   after reporting a free that failed (the rest are freed all the same).  */
+bool cuda_deferred_frees (struct cuda_device *dev);
+
 /* ---- cuda-launch.c ---- */
+
+/* Report that kernel K on DEV failed with R in CALL.  */
+void cuda_kernel_error (struct cuda_device *dev, const struct cuda_kernel *k,
+			const char *call, CUresult r);
 
 bool cuda_launch (struct ok_device *dev, void *fn, void *tgt_vars,
 		  const struct ok_launch *launch, struct ok_job *job);
@@ -254,5 +279,42 @@ bool cuda_run_cdtors (struct cuda_device *dev, CUmodule module, bool ctors);
 bool cuda_module_global (struct cuda_device *dev, CUmodule module,
 			 const char *name, CUdeviceptr *p, size_t *bytes,
 			 bool *found);
+
+/* ---- cuda-openacc.c ---- */
+
+/* The backend's OpenACC hooks (backend.h says what each promises).  */
+struct cuda_acc_queue
+{
+  struct ok_acc_queue base;	/* First: the core's part.  */
+  CUstream stream;
+};
+bool cuda_acc_queue_init (struct ok_acc_queue *q);
+bool cuda_acc_queue_fini (struct ok_acc_queue *q);
+int cuda_acc_queue_test (struct ok_acc_queue *q);
+bool cuda_acc_queue_wait (struct ok_acc_queue *q);
+bool cuda_acc_queue_join (struct ok_acc_queue *first,
+			  struct ok_acc_queue *later);
+bool cuda_acc_queue_callback (struct ok_acc_queue *q, void (*fn) (void *),
+			      void *data);
+bool cuda_acc_queue_copy (struct ok_acc_queue *q, enum ok_copy_dir dir,
+			  void *dst, const void *src, size_t n);
+bool cuda_acc_exec (struct ok_device *dev, void *fn, void *args,
+		    const unsigned dims[OK_ACC_DIMS], struct ok_acc_queue *q);
+bool cuda_acc_property (struct ok_device *dev, enum ok_acc_prop prop,
+			size_t *num, const char **str);
+void *cuda_acc_device (struct ok_device *dev);
+void *cuda_acc_context (struct ok_device *dev);
+void *cuda_acc_stream (struct ok_acc_queue *q);
+bool cuda_acc_set_stream (struct ok_acc_queue *q, void *stream);
+/* Whether the calling thread runs a host function queued on a stream,
+   where CUDA forbids driver calls.  */
+bool cuda_in_host_fn (void);
+/* Whether DEV has OpenACC queues alive.  */
+bool cuda_acc_queues_live (struct cuda_device *dev);
+
+/* The driver's version as OpenACC's acc_get_property says it ("CUDA
+   Driver 13.0", GCC's format), or "" when the driver does not say
+   (cuda-lib.c).  */
+extern char ok_cuda_driver_version[32];
 
 #endif /* OFFLOADKIT_CUDA_INTERNAL_H */

@@ -100,8 +100,7 @@ cuda_stacks_init (struct cuda_device *dev)
 
 /* Launches.  */
 
-/* Report that kernel K on DEV failed with R in CALL.  */
-static void
+void
 cuda_kernel_error (struct cuda_device *dev, const struct cuda_kernel *k,
 		   const char *call, CUresult r)
 {

@@ -15,6 +15,7 @@
 #include "dynlib.h"
 
 struct ok_cuda_api ok_cuda;
+char ok_cuda_driver_version[32];
 
 /* Kept open for the life of the process: kernels, contexts and the
    completion threads depend on it, and libgomp never unloads a plugin.  */
@@ -108,6 +109,10 @@ ok_cuda_load (void)
   if (ok_cuda.cuDriverGetVersion != NULL
       && ok_cuda.cuDriverGetVersion (&version) != CUDA_SUCCESS)
     version = 0;
+  if (version > 0)
+    snprintf (ok_cuda_driver_version, sizeof ok_cuda_driver_version,
+	      "CUDA Driver %u.%u", (unsigned) version / 1000,
+	      (unsigned) version % 1000 / 10);
   OK_DEBUG ("CUDA driver %s, version %d.%d: %d device%s", path,
 	    version / 1000, version % 1000 / 10, count, count == 1 ? "" : "s");
 

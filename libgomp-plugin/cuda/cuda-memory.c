@@ -19,7 +19,12 @@
    has landed, so the legacy stream is synchronised after it: a kernel
    launched next must see all of the data.  Device-to-device copies, which
    the driver does not wait for at all, run on one of our streams and are
-   waited for.  */
+   waited for.
+
+   While a device has OpenACC queues, whose streams are blocking ones as
+   in GCC's plugin, synchronous copies all go through the legacy stream
+   (no staging, device-to-device copies on the legacy stream too): it
+   waits for the work queued so far, as GCC's synchronous copies do.  */
 
 #include <stdint.h>
 #include <stdio.h>
@@ -59,27 +64,91 @@ cuda_mem_alloc (struct cuda_device *dev, size_t size, const char *what)
   return (void *) (uintptr_t) p;
 }
 
+/* Device memory freed inside a host function on a stream, waiting for
+   a thread that may call the driver.  */
+struct cuda_deferred_free
+{
+  void *ptr;
+  struct cuda_deferred_free *next;
+};
+
+static bool
+cuda_free_now (struct cuda_device *dev, void *ptr)
+{
+  CUresult r = ok_cuda.cuMemFree ((CUdeviceptr) (uintptr_t) ptr);
+  if (r == CUDA_SUCCESS)
+    return true;
+  char what[96];
+  snprintf (what, sizeof what, "free device memory at %p", ptr);
+  ok_dev_teardown_ok (&dev->base, r, what, "cuMemFree");
+  return false;
+}
+
+/* Keep PTR for cuda_deferred_frees.  A host function on a stream may not
+   call the driver (GCC's nvptx_free defers such frees too, seeing
+   CUDA_ERROR_NOT_PERMITTED); libgomp's OpenACC callbacks, which run
+   there, unmap data and so free device memory.  */
+static bool
+cuda_free_later (struct cuda_device *dev, void *ptr)
+{
+  struct cuda_deferred_free *f = malloc (sizeof *f);
+  if (f == NULL)
+    {
+      ok_dev_error (&dev->base, "cannot free device memory at %p inside a"
+		    " stream callback: out of memory", ptr);
+      return false;
+    }
+  f->ptr = ptr;
+  pthread_mutex_lock (&dev->deferred_lock);
+  f->next = dev->deferred;
+  dev->deferred = f;
+  pthread_mutex_unlock (&dev->deferred_lock);
+  OK_DEBUG ("%s: free of %p inside a stream callback deferred",
+	    dev->base.label, ptr);
+  return true;
+}
+
+bool
+cuda_deferred_frees (struct cuda_device *dev)
+{
+  pthread_mutex_lock (&dev->deferred_lock);
+  struct cuda_deferred_free *f = dev->deferred;
+  dev->deferred = NULL;
+  pthread_mutex_unlock (&dev->deferred_lock);
+  bool ok = true;
+  while (f != NULL)
+    {
+      struct cuda_deferred_free *next = f->next;
+      ok &= cuda_free_now (dev, f->ptr);
+      free (f);
+      f = next;
+    }
+  return ok;
+}
+
 void *
 cuda_raw_alloc (struct ok_device *d, size_t size)
 {
   struct cuda_device *dev = cuda_dev (d);
   if (!cuda_enter (dev))
     return NULL;
+  /* Memory freed in callbacks may be what this needs.  A free that
+     failed there was reported and is no reason to fail this.  */
+  cuda_deferred_frees (dev);
   return cuda_mem_alloc (dev, size, NULL);
 }
 
 bool
 cuda_raw_free (struct ok_device *d, void *ptr)
 {
-  if (!cuda_enter (cuda_dev (d)))
+  struct cuda_device *dev = cuda_dev (d);
+  if (cuda_in_host_fn ())
+    return cuda_free_later (dev, ptr);
+  if (!cuda_enter (dev))
     return false;
-  CUresult r = ok_cuda.cuMemFree ((CUdeviceptr) (uintptr_t) ptr);
-  if (r == CUDA_SUCCESS)
-    return true;
-  char what[96];
-  snprintf (what, sizeof what, "free device memory at %p", ptr);
-  ok_dev_teardown_ok (d, r, what, "cuMemFree");
-  return false;
+  /* As in cuda_raw_alloc.  */
+  cuda_deferred_frees (dev);
+  return cuda_free_now (dev, ptr);
 }
 
 bool
@@ -250,7 +319,9 @@ cuda_copy (struct cuda_device *dev, enum cuda_dir dir, void *dst,
   if (!cuda_enter (dev))
     return false;
 
-  if (dir != CUDA_D2D && n <= dev->staging_max)
+  /* See the top of the file.  */
+  bool legacy = cuda_acc_queues_live (dev);
+  if (dir != CUDA_D2D && n <= dev->staging_max && !legacy)
     {
       bool done;
       bool ok = cuda_copy_staged (dev, dir, dst, src, n, &done);
@@ -278,7 +349,7 @@ cuda_copy (struct cuda_device *dev, enum cuda_dir dir, void *dst,
       r = ok_cuda.cuMemcpyDtoH (dst, (CUdeviceptr) (uintptr_t) src, n);
       break;
     default:
-      if (!cuda_stream_take (dev, &stream))
+      if (!legacy && !cuda_stream_take (dev, &stream))
 	return false;
       call = "cuMemcpyDtoDAsync";
       r = ok_cuda.cuMemcpyDtoDAsync ((CUdeviceptr) (uintptr_t) dst,
@@ -289,7 +360,8 @@ cuda_copy (struct cuda_device *dev, enum cuda_dir dir, void *dst,
 	  call = "cuStreamSynchronize";
 	  r = ok_cuda.cuStreamSynchronize (stream);
 	}
-      cuda_stream_give (dev, stream);
+      if (!legacy)
+	cuda_stream_give (dev, stream);
       break;
     }
   if (r != CUDA_SUCCESS)

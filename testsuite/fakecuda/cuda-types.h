@@ -19,6 +19,7 @@ typedef int CUjit_option;
 typedef int CUjitInputType;
 typedef void (*CUhostFn) (void *);
 typedef void (*CUstreamCallback) (CUstream, CUresult, void *);
+typedef size_t (*CUoccupancyB2DSize) (int);
 
 enum
 {

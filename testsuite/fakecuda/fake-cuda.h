@@ -61,7 +61,8 @@
      ptx.c, cubin.c, image.c  reading images (image.h)
      modules.c   modules, kernels, variables
      link.c      the JIT linker
-     streams.c   streams and the host functions queued on them
+     streams.c   streams and the host functions queued on them (and
+                 the asynchronous copies behind pending work, memory.c)
      events.c    events
      launch.c    kernel launches, reverse-offload requests
      control.c   the fakecuda_* functions for tests  */
@@ -95,7 +96,7 @@
   X (cuModuleLoadData) X (cuModuleLoadDataEx) X (cuModuleUnload) \
   X (cuModuleGetFunction) X (cuModuleGetGlobal_v2) X (cuFuncGetAttribute) \
   X (cuLinkCreate_v2) X (cuLinkAddData_v2) X (cuLinkComplete) \
-  X (cuLinkDestroy) X (cuLaunchKernel) \
+  X (cuLinkDestroy) X (cuLaunchKernel) X (cuOccupancyMaxPotentialBlockSize) \
   X (cuStreamCreate) X (cuStreamDestroy_v2) X (cuStreamSynchronize) \
   X (cuStreamQuery) X (cuStreamWaitEvent) X (cuStreamAddCallback) \
   X (cuLaunchHostFunc) \
@@ -313,6 +314,16 @@ bool fk_is_real_stream (CUstream s);
 bool fk_stream_ok (int sym, CUstream s);
 /* Whether S has work of the current, still closed gate generation.  */
 bool fk_stream_pending (struct fk_stream *s);
+/* Whether a blocking stream (not created CU_STREAM_NON_BLOCKING) of the
+   current context has work pending or host functions queued: the legacy
+   stream's work (synchronous copies, its synchronisation) waits for
+   them.  */
+bool fk_blocking_pending (void);
+/* Queue host function HFN (or stream callback SFN) with DATA on STREAM
+   for the fake's callback thread, after the work pending there; the call
+   of SYM.  Called with FK_LOCK held.  */
+CUresult fk_queue_callback (int sym, CUstream stream, CUhostFn hfn,
+			    CUstreamCallback sfn, void *data);
 /* At unload: open the gate and end the thread that runs host functions,
    whose code is about to go away.  Takes FK_LOCK.  */
 void fk_callbacks_stop (void);

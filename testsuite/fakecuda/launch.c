@@ -260,3 +260,43 @@ cuLaunchKernel (CUfunction fn, unsigned int gx, unsigned int gy,
     }
   RETURN (CUDA_SUCCESS);
 }
+
+/* The driver's advice on a launch of FN: the largest block it can have
+   (at most BLOCK_LIMIT threads when that is not 0), in whole warps, and
+   the fewest blocks that fill the device with such blocks (2048 threads
+   and 32 blocks per multiprocessor).  */
+CUresult
+cuOccupancyMaxPotentialBlockSize (int *min_grid, int *block_size,
+				  CUfunction fn, CUoccupancyB2DSize b2d,
+				  size_t shmem, int block_limit)
+{
+  ENTER (cuOccupancyMaxPotentialBlockSize);
+  NEED_CTX (cuOccupancyMaxPotentialBlockSize);
+  struct fk_func *f = fk_func_arg (FK_cuOccupancyMaxPotentialBlockSize, fn);
+  if (f == NULL)
+    RETURN (CUDA_ERROR_INVALID_HANDLE);
+  if (min_grid == NULL || block_size == NULL || block_limit < 0
+      || shmem > 49152)
+    {
+      fk_bad (FK_cuOccupancyMaxPotentialBlockSize, "bad arguments");
+      RETURN (CUDA_ERROR_INVALID_VALUE);
+    }
+  int block = fk_func_max_threads (f);
+  if (block_limit > 0 && block > block_limit)
+    block = block_limit;
+  if (block >= 32)
+    block &= ~31;
+  if (b2d != NULL && b2d (block) > 49152)
+    {
+      fk_bad (FK_cuOccupancyMaxPotentialBlockSize, "too much shared memory");
+      RETURN (CUDA_ERROR_INVALID_VALUE);
+    }
+  int per_sm = 2048 / block;
+  if (per_sm > 32)
+    per_sm = 32;
+  *block_size = block;
+  *min_grid = per_sm * fk_sms;
+  fk_log ("occupancy %s limit %d: grid %d block %d", f->name, block_limit,
+	  *min_grid, *block_size);
+  RETURN (CUDA_SUCCESS);
+}

@@ -3,6 +3,7 @@
    must stay inside live blocks.  See fake-cuda.h.  */
 
 #define _GNU_SOURCE
+#include <stdlib.h>
 #include <string.h>
 
 #include "fake-cuda.h"
@@ -148,14 +149,69 @@ cuMemGetInfo_v2 (size_t *free_bytes, size_t *total)
   RETURN (CUDA_SUCCESS);
 }
 
+/* An asynchronous copy behind work still pending on its stream: it
+   moves the bytes once that work is done, in the stream's order (queued
+   as a host function of the fake's own).  The driver stages pageable
+   host memory at the call, so a copy to the device takes its bytes
+   now.  */
+struct fk_later_copy
+{
+  void *dst;
+  const void *src;
+  size_t n;
+  void *staged;
+};
+
+static void
+fk_later_copy_run (void *arg)
+{
+  struct fk_later_copy *c = arg;
+  memmove (c->dst, c->staged != NULL ? c->staged : c->src, c->n);
+  free (c->staged);
+  free (c);
+}
+
+static CUresult
+fk_copy_later (int sym, const char *dir, void *dst, const void *src,
+	       size_t n, CUstream stream)
+{
+  struct fk_later_copy *c = calloc (1, sizeof *c);
+  if (c == NULL)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  *c = (struct fk_later_copy) { dst, src, n, NULL };
+  if (dir[0] == 'H')
+    {
+      c->staged = malloc (n);
+      if (c->staged == NULL)
+	{
+	  free (c);
+	  return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+      memcpy (c->staged, src, n);
+    }
+  CUresult r = fk_queue_callback (sym, stream, fk_later_copy_run, NULL, c);
+  if (r != CUDA_SUCCESS)
+    {
+      free (c->staged);
+      free (c);
+      return r;
+    }
+  fk_log ("copy %s %zu async, queued behind pending work", dir, n);
+  return CUDA_SUCCESS;
+}
+
 /* One copy.  DIR: "HtoD", "DtoH" or "DtoD".  Checks the device side(s)
-   and moves the bytes.  */
+   and moves the bytes (for an asynchronous one, once the work queued
+   before it on its stream is done).  */
 static CUresult
 fk_copy (int sym, const char *dir, void *dst, const void *src, size_t n,
 	 bool async, CUstream stream)
 {
   if (async && !fk_stream_ok (sym, stream))
     return CUDA_ERROR_INVALID_HANDLE;
+  /* A synchronous copy is the legacy stream's work.  */
+  while (!async && fk_blocking_pending ())
+    pthread_cond_wait (&fk_cond, &fk_lock);
   if (n == 0)
     return CUDA_SUCCESS;
   bool dst_dev = dir[3] == 'D', src_dev = dir[0] == 'D';
@@ -171,6 +227,9 @@ fk_copy (int sym, const char *dir, void *dst, const void *src, size_t n,
       fk_bad (sym, "copy %s of %zu bytes: NULL host pointer", dir, n);
       return CUDA_ERROR_INVALID_VALUE;
     }
+  if (async && fk_is_real_stream (stream)
+      && (fk_stream_pending (stream) || stream->callbacks > 0))
+    return fk_copy_later (sym, dir, dst, src, n, stream);
   memmove (dst, src, n);
   fk_log ("copy %s %zu%s", dir, n, async ? " async" : "");
   return CUDA_SUCCESS;

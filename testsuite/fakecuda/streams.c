@@ -106,6 +106,18 @@ cuStreamDestroy_v2 (CUstream stream)
   RETURN (CUDA_SUCCESS);
 }
 
+bool
+fk_blocking_pending (void)
+{
+  struct fk_ctx *ctx = fk_current ();
+  struct fk_stream *s;
+  FAKE_HANDLES_EACH (&fk_handles, FK_H_STREAM, s)
+    if (s->ctx == ctx && !(s->flags & FK_STREAM_NON_BLOCKING)
+	&& (fk_stream_pending (s) || s->callbacks > 0))
+      return true;
+  return false;
+}
+
 CUresult
 cuStreamSynchronize (CUstream stream)
 {
@@ -129,6 +141,10 @@ cuStreamSynchronize (CUstream stream)
       if (fk_stream_find (stream) != NULL && stream->fault != 0)
 	RETURN ((CUresult) stream->fault);
     }
+  else if (stream != FK_STREAM_PER_THREAD)
+    /* The legacy stream waits for the blocking streams of the context.  */
+    while (fk_blocking_pending ())
+      pthread_cond_wait (&fk_cond, &fk_lock);
   RETURN (CUDA_SUCCESS);
 }
 
@@ -190,7 +206,7 @@ fk_callback_thread (void *arg)
   return NULL;
 }
 
-static CUresult
+CUresult
 fk_queue_callback (int sym, CUstream stream, CUhostFn hfn,
 		   CUstreamCallback sfn, void *data)
 {

@@ -90,6 +90,37 @@ GOMP_PLUGIN_target_task_completion (void *data)
   (void) data;
 }
 
+/* libgomp's OpenACC callbacks, which the plugin links against too: this
+   program runs no OpenACC.  */
+void *GOMP_PLUGIN_acc_thread (void);
+void *
+GOMP_PLUGIN_acc_thread (void)
+{
+  return NULL;
+}
+
+void *GOMP_PLUGIN_goacc_thread (void);
+void *
+GOMP_PLUGIN_goacc_thread (void)
+{
+  return NULL;
+}
+
+void GOMP_PLUGIN_goacc_profiling_dispatch (void *, void *, void *);
+void
+GOMP_PLUGIN_goacc_profiling_dispatch (void *prof, void *event, void *api)
+{
+  (void) prof, (void) event, (void) api;
+}
+
+int GOMP_PLUGIN_acc_default_dim (unsigned int);
+int
+GOMP_PLUGIN_acc_default_dim (unsigned int i)
+{
+  (void) i;
+  return 0;
+}
+
 /* ---- Checks.  */
 
 static int failures;

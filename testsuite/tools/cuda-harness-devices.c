@@ -13,6 +13,9 @@ child_zero_silent (void)
 {
   check ("0 devices", p_get_num_devices () == 0);
   check ("no error", errors_now () == 0);
+  /* OpenACC programs then stay on the host.  */
+  check ("no OpenACC without devices",
+	 (p_get_caps () & OK_GOMP_CAP_OPENACC_200) == 0);
 }
 
 void
@@ -36,6 +39,8 @@ child_cuda_and_emulated (void)
 {
   check ("3 devices (2 CUDA, then 1 emulated)", p_get_num_devices () == 3);
   check ("no error", errors_now () == 0);
+  check ("OpenACC on both kinds of device",
+	 (p_get_caps () & OK_GOMP_CAP_OPENACC_200) != 0);
   check ("init all", p_init_device (0) && p_init_device (1)
 	 && p_init_device (2));
   check ("two primary contexts retained", f_outstanding ("context") == 2);

@@ -159,6 +159,12 @@ main (int argc, char **argv)
     { AREA_CHILD ("device code, libgomp 14", child_devcode14,
 		  HARNESS_LIST ("OFFLOADKIT_STANDIN_LIBGOMP", "14",
 			       "FAKECUDA_DEVICES", "1"), true) },
+    { AREA_CHILD ("OpenACC, libgomp 14", child_openacc14,
+		  HARNESS_LIST ("OFFLOADKIT_STANDIN_LIBGOMP", "14",
+			       "FAKECUDA_DEVICES", "1"), true) },
+    { AREA_CHILD ("OpenACC, driver before CUDA 10", child_openacc_old_driver,
+		  HARNESS_LIST ("FAKECUDA_DEVICES", "1"), true),
+      .open = open_old_driver },
     { AREA_CHILD ("interop, emulated device", child_interop_emulated,
 		  HARNESS_LIST ("OFFLOADKIT_STANDIN_LIBGOMP", "15",
 			       "FAKECUDA_DEVICES", "1",
@@ -175,6 +181,7 @@ main (int argc, char **argv)
     { AREA_LOADED ("launches", test_launch) },
     { AREA_LOADED ("async", test_async) },
     { AREA_LOADED ("threads", test_threads) },
+    { AREA_LOADED ("OpenACC", test_openacc) },
     { AREA_LOADED ("fini", test_fini) },
   };
   int status = harness_run (&h, areas, sizeof areas / sizeof areas[0]);

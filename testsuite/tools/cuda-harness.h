@@ -40,6 +40,14 @@
 			      failed launches
      cuda-harness-async.c     async_run completions; several threads on two
 			      devices
+     cuda-harness-openacc.c   OpenACC: launch geometry (the compiler's,
+			      libgomp's and chosen dimensions, with and
+			      without the driver's occupancy advice), GCC's
+			      resource checks, queues, callbacks, frees
+			      inside them, properties, CUDA handles; the
+			      argument block of libgomp 12 and of 14; a
+			      driver before CUDA 10 (the fake's
+			      libcuda-old.so.1)
      cuda-harness-devcode.c   what GCC 13-16's device code expects: the
 			      map of indirect functions in both forms,
 			      reverse-offload requests served during run
@@ -203,6 +211,10 @@ void child_interop_emulated (void);
 void test_launch (void);		/* cuda-harness-launch.c */
 void test_async (void);			/* cuda-harness-async.c */
 void test_threads (void);
+void test_openacc (void);		/* cuda-harness-openacc.c */
+void child_openacc14 (void);
+bool open_old_driver (void);
+void child_openacc_old_driver (void);
 
 #pragma GCC visibility pop
 

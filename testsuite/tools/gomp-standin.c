@@ -259,6 +259,20 @@ GOMP_PLUGIN_target_task_completion (void *data)
 
 __thread void *standin_acc_tls;
 bool standin_acc_prof;
+int standin_acc_default_dims[3];
+
+int GOMP_PLUGIN_acc_default_dim (unsigned int);
+int
+GOMP_PLUGIN_acc_default_dim (unsigned int i)
+{
+  if (i >= 3)
+    {
+      /* libgomp ends the program here.  */
+      GOMP_PLUGIN_error ("invalid dimension argument: %u", i);
+      return 0;
+    }
+  return standin_acc_default_dims[i];
+}
 static struct standin_acc_events acc_events;
 
 void *GOMP_PLUGIN_acc_thread (void);

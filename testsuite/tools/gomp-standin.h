@@ -167,6 +167,9 @@ struct standin_target_ext standin_target_ext_now (void);
    bytes and device pointer, and the device API the plugin said.  */
 extern __thread void *standin_acc_tls;
 extern bool standin_acc_prof;
+/* What GOMP_PLUGIN_acc_default_dim answers (libgomp's GOMP_OPENACC_DIM):
+   gang, worker, vector; 0 where unset.  */
+extern int standin_acc_default_dims[3];
 struct standin_acc_events
 {
   int count[32];
