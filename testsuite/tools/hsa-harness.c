@@ -283,6 +283,8 @@ main (int argc, char **argv)
 		  HARNESS_LIST ("FAKEHSA_AGENTS", agent_list), true) },
     { AREA_CHILD ("reverse offload, libgomp 14", child_reverse_offload_14,
 		  HARNESS_LIST ("FAKEHSA_AGENTS", agent_list), true) },
+    { AREA_CHILD ("OpenACC", child_openacc,
+		  HARNESS_LIST ("FAKEHSA_AGENTS", agent_name[0]), false) },
     { AREA_CHILD ("managed memory", child_managed,
 		  HARNESS_LIST ("FAKEHSA_AGENTS", agent_list), false) },
     { AREA_CHILD ("managed memory, SVM by default", child_managed,
