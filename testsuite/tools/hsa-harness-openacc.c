@@ -326,8 +326,8 @@ acc_static_dims (void *tv)
 {
   if (our_desc->desc_version < 3)
     {
-      printf ("UNSUPPORTED: static OpenACC dimensions (descriptor version"
-	      " %u)\n", (unsigned) our_desc->desc_version);
+      unsupported ("static OpenACC dimensions (a descriptor of version"
+		   " 2)");
       return;
     }
   struct ok_oacc_dims *od = calloc (nfuncs, sizeof *od);
@@ -364,6 +364,67 @@ acc_static_dims (void *tv)
       free (t);
     }
   free (od);
+}
+
+/* GCC's own target data (gcn_image_desc of GCC 12's to 16's
+   plugin-gcn.c): the kernels' oacc_dims.  */
+struct gcc_kernel
+{
+  const char *name;
+  int oacc_dims[3];
+  int sgpr_count, vgpr_count;
+};
+
+struct gcc_image
+{
+  const void *code;
+  unsigned kernel_count;
+  struct gcc_kernel *kernels;
+  unsigned counts[2];		/* GCC 14+: indirect functions first.  */
+};
+
+/* The static dimensions of an image in GCC's own format, from its
+   kernels' oacc_dims.  */
+static void
+acc_gcc_static_dims (void *tv)
+{
+  if (gccs == NULL)
+    {
+      unsupported ("static OpenACC dimensions of GCC's image format (not"
+		   " built)");
+      return;
+    }
+  const struct ok_host_table *h = gccs->host_table;
+  size_t nf = (size_t) (h->funcs_end - h->funcs);
+  size_t nv = (size_t) (h->vars_end - h->vars) / 2;
+  /* The same layout up to the kernels in every version; what follows
+     is copied as it is.  */
+  static struct gcc_image copy;
+  copy = *(const struct gcc_image *) gccs->target_data;
+  struct gcc_kernel *k = calloc (copy.kernel_count, sizeof *k);
+  if (k == NULL)
+    return;
+  memcpy (k, copy.kernels, copy.kernel_count * sizeof *k);
+  for (unsigned i = 0; i < copy.kernel_count; i++)
+    {
+      k[i].oacc_dims[0] = 6;
+      k[i].oacc_dims[1] = 4;
+      k[i].oacc_dims[2] = 64;
+    }
+  copy.kernels = k;
+  struct ok_addr_pair *t = harness_load (0, gccs->version, &copy,
+					 nf + nv + 1);
+  check ("GCC's image with static OpenACC dimensions loads", t != NULL);
+  if (t != NULL)
+    {
+      struct dispatch d;
+      check ("GCC's image: static dimensions 6, 4 over libgomp's 2, 2",
+	     acc_run ((void *) t[0].start, tv, 2, 2, 0, &d)
+	     && acc_geometry_is (&d, 6, 4));
+      p_unload_image (0, gccs->version, &copy);
+      free (t);
+    }
+  free (k);
 }
 
 static void
@@ -440,6 +501,7 @@ child_openacc (void)
   p_unload_image (0, ours->version, our_desc);
   free (t);
   acc_static_dims (tv);
+  acc_gcc_static_dims (tv);
   check_no_bad_calls ("no invalid runtime calls", bad);
   t = load (0, our_desc);
   if (t != NULL)
