@@ -7,9 +7,10 @@
    image's device code; async queues, each with an HSA queue and a
    thread of its own, that keep their entries' order, wait for each
    other's placeholders (serialize) and call libgomp's callbacks on their
-   thread; the properties; the profiling events of a launch.  The plugin
-   plays libgomp 14's part, whose launches pass the device address of
-   the argument block.  See hsa-harness.h.  */
+   thread; the properties; the profiling events of a launch.  The
+   harness plays libgomp 14's part, whose launches pass the device
+   address of the argument block, and libgomp 12's, whose launches pass
+   the arguments' addresses in host memory.  See hsa-harness.h.  */
 
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -506,5 +507,79 @@ child_openacc (void)
   t = load (0, our_desc);
   if (t != NULL)
     acc_failures ((void *) t[0].start, tv);
+  free (t);
+}
+
+/* libgomp 12 passes each argument's device address (NULL: its host
+   address) in host memory: the kernel gets a device block of them, which
+   outlives a queued launch until the launch has run.  */
+void
+child_openacc_12 (void)
+{
+  offloadkit_standin_libgomp_gcc = 12;
+  bool ok = p_get_num_devices () == 1 && describe_ours ()
+	    && p_init_device (0) && acc_syms ();
+  check ("device 0 starts", ok);
+  if (!ok)
+    return;
+  standin_acc_tls = acc_thread_data (0);
+  struct ok_addr_pair *t = load (0, our_desc);
+  void *dp = p_alloc (0, 64);
+  if (t == NULL || dp == NULL)
+    {
+      check ("image loads", false);
+      return;
+    }
+  void *fn = (void *) t[0].start;
+  int host_var;
+  void *hostaddrs[2] = { NULL, &host_var };
+  void *devaddrs[2] = { dp, NULL };
+  unsigned dims[3] = { 2, 1, 0 };
+  struct dispatch d;
+  int before = f_dispatch_count ();
+  volatile bool fatal;
+  STANDIN_CATCH_FATAL (fatal, acc_exec ((void (*) (void *)) fn, 2,
+					hostaddrs, devaddrs, dims, NULL));
+  uint64_t block[2] = { 0, 0 };
+  bool ran = !fatal && f_dispatch_count () == before + 1
+	     && get_dispatch (before, &d);
+  if (ran)
+    p_dev2host (0, block, (void *) (uintptr_t) d.kargs[0], sizeof block);
+  check ("a device block of the arguments' addresses: the device's, else"
+	 " the host's",
+	 ran && acc_geometry_is (&d, 2, 1) && block[0] == (uintptr_t) dp
+	 && block[1] == (uintptr_t) &host_var);
+
+  struct goacc_asyncqueue *q = acc_construct (0);
+  if (q == NULL)
+    return;
+  /* A block larger than the pool's largest piece (64 KiB) is an
+     allocation of its own; the team arenas are those of the launch
+     before.  */
+  enum { MANY = 10000 };
+  void **many_host = calloc (MANY, sizeof (void *));
+  void **many_dev = calloc (MANY, sizeof (void *));
+  if (many_host == NULL || many_dev == NULL)
+    return;
+  long mem = f_outstanding ("mem");
+  f_gate (1);
+  before = f_dispatch_count ();
+  STANDIN_CATCH_FATAL (fatal, acc_async_exec ((void (*) (void *)) fn, MANY,
+					      many_host, many_dev, dims, NULL,
+					      q));
+  pause_100ms ();
+  bool pending = !fatal && acc_test (q) == 0
+		 && f_outstanding ("mem") == mem + 1;
+  f_gate (0);
+  bool done = acc_synchronize (q);
+  ran = done && f_dispatch_count () == before + 1
+	&& get_dispatch (before, &d);
+  check ("queued: the block is made before the launch runs",
+	 pending && ran && d.kargs[0] != 0);
+  check ("queued: the block is freed once the launch has run",
+	 acc_destruct (q) && f_outstanding ("mem") == mem);
+  free (many_host);
+  free (many_dev);
+  p_free (0, dp);
   free (t);
 }

@@ -285,6 +285,8 @@ main (int argc, char **argv)
 		  HARNESS_LIST ("FAKEHSA_AGENTS", agent_list), true) },
     { AREA_CHILD ("OpenACC", child_openacc,
 		  HARNESS_LIST ("FAKEHSA_AGENTS", agent_name[0]), false) },
+    { AREA_CHILD ("OpenACC, libgomp 12", child_openacc_12,
+		  HARNESS_LIST ("FAKEHSA_AGENTS", agent_name[0]), true) },
     { AREA_CHILD ("managed memory", child_managed,
 		  HARNESS_LIST ("FAKEHSA_AGENTS", agent_list), false) },
     { AREA_CHILD ("managed memory, SVM by default", child_managed,

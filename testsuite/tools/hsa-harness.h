@@ -247,6 +247,7 @@ void child_indirect (void);
 void child_reverse_offload_13 (void);
 void child_reverse_offload_14 (void);
 void child_openacc (void);		/* hsa-harness-openacc.c */
+void child_openacc_12 (void);
 
 #pragma GCC visibility pop
 
