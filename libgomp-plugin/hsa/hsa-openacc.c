@@ -392,6 +392,11 @@ gcn_acc_exec (struct ok_device *d, void *fn, void *args,
 {
   struct gcn_device *dev = gcn_dev (d);
   const struct gcn_kernel *k = fn;
+  if (k == NULL)
+    {
+      ok_dev_error (d, "no OpenACC kernel to run");
+      return false;
+    }
   unsigned dims[OK_ACC_DIMS];
   gcn_acc_dims (dev, k, asked, dims);
   /* hsa-launch.c's geometry then limits the workers to 16 and to what

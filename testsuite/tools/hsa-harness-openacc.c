@@ -17,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <acc_prof.h>
 
@@ -320,6 +322,55 @@ acc_queues (void *fn, void *tv, const struct ok_tgt_desc *td)
 	 && f_outstanding ("queue") == queues);
 }
 
+/* The queue a test's exit handler destroys, as libgomp's does.  */
+static struct goacc_asyncqueue *exit_queue;
+
+static void
+destroy_exit_queue (void)
+{
+  acc_destruct (exit_queue);
+}
+
+/* A queued kernel calls exit: the program ends with its status, without
+   waiting for the queue's thread, which is the one ending it (libgomp's
+   exit handler destroys the queues).  */
+static void
+acc_exit_on_queue (void *fn, void *tv, const struct ok_tgt_desc *td)
+{
+  unsigned out = output_offset (tgt_is_v3 (td));
+  fflush (NULL);
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      /* A hang fails the check rather than the harness.  */
+      alarm (10);
+      struct dispatch d;
+      exit_queue = acc_construct (0);
+      if (exit_queue == NULL || !acc_run (fn, tv, 1, 1, 0, &d))
+	_exit (90);
+      atexit (destroy_exit_queue);
+      /* The queued launch reuses the kernel-argument block of the one
+	 before; the device writes its exit word once it is dispatched.  */
+      unsigned char *ka = (unsigned char *) (uintptr_t) d.p.kernarg_address;
+      f_gate (1);
+      if (!acc_queue_run (exit_queue, fn, tv, 1, 1))
+	_exit (91);
+      pause_100ms ();
+      unsigned word = 0xffff0003u;
+      memcpy (ka + out, &word, 4);
+      f_gate (0);
+      acc_synchronize (exit_queue);
+      _exit (92);
+    }
+  int st = 0;
+  bool ok = pid > 0 && waitpid (pid, &st, 0) == pid;
+  if (ok && !(WIFEXITED (st) && WEXITSTATUS (st) == 3))
+    fprintf (stderr, "  (child: %s %d)\n", WIFEXITED (st) ? "exit" : "signal",
+	     WIFEXITED (st) ? WEXITSTATUS (st) : WTERMSIG (st));
+  check ("exit (3) in a queued kernel: the program exits with 3",
+	 ok && WIFEXITED (st) && WEXITSTATUS (st) == 3);
+}
+
 /* The compiler's static dimensions, from our mkoffload's descriptor
    (version 3): they take priority over libgomp's.  */
 static void
@@ -499,6 +550,7 @@ child_openacc (void)
   void *fn = (void *) t[0].start;
   acc_launches (fn, tv, td);
   acc_queues (fn, tv, td);
+  acc_exit_on_queue (fn, tv, td);
   p_unload_image (0, ours->version, our_desc);
   free (t);
   acc_static_dims (tv);
