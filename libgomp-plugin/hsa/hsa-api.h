@@ -57,12 +57,15 @@ typedef struct { uint64_t handle; } hsa_loaded_code_object_t;
 
 /* hsa_agent_info_t (HSA_AMD_* from hsa_ext_amd.h).  */
 #define HSA_AGENT_INFO_NAME 0		/* char[64].  */
+#define HSA_AGENT_INFO_VENDOR_NAME 1	/* char[64].  */
 #define HSA_AGENT_INFO_QUEUE_MAX_SIZE 14	/* uint32_t.  */
 #define HSA_AGENT_INFO_DEVICE 17	/* hsa_device_type_t.  */
 #define HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT 0xA002	/* uint32_t.  */
 #define HSA_AMD_AGENT_INFO_UUID 0xA011	/* char[21]: "GPU-" and 16 hex.  */
 
 /* hsa_system_info_t (HSA_AMD_* from hsa.h's AMD extension list).  */
+#define HSA_SYSTEM_INFO_VERSION_MAJOR 0	/* uint16_t.  */
+#define HSA_SYSTEM_INFO_VERSION_MINOR 1	/* uint16_t.  */
 #define HSA_AMD_SYSTEM_INFO_SVM_SUPPORTED 0x201	/* bool.  */
 #define HSA_AMD_SYSTEM_INFO_SVM_ACCESSIBLE_BY_DEFAULT 0x202	/* bool.  */
 
@@ -74,6 +77,7 @@ typedef struct { uint64_t handle; } hsa_loaded_code_object_t;
 #define HSA_REGION_SEGMENT_GLOBAL 0
 #define HSA_REGION_INFO_SEGMENT 0	/* hsa_region_segment_t.  */
 #define HSA_REGION_INFO_GLOBAL_FLAGS 1	/* uint32_t of the flags below.  */
+#define HSA_REGION_INFO_SIZE 2		/* size_t.  */
 #define HSA_REGION_INFO_RUNTIME_ALLOC_ALLOWED 5	/* bool.  */
 #define HSA_REGION_GLOBAL_FLAG_KERNARG 1
 #define HSA_REGION_GLOBAL_FLAG_FINE_GRAINED 2

@@ -114,7 +114,7 @@ gcn_pick_region (hsa_region_t region, void *data)
 
 /* A fault of a dispatched kernel arrives here, on a runtime thread.  The
    waiting host thread sees QUEUE_ERROR and reports, naming the kernel.  */
-static void
+void
 gcn_queue_callback (hsa_status_t status, hsa_queue_t *queue, void *data)
 {
   (void) queue;
@@ -229,6 +229,16 @@ const struct ok_backend ok_backend_hsa = {
   .interop_init = gcn_interop_init,
   .interop_sync = gcn_interop_sync,
   .interop_property = gcn_interop_property,
+  .acc_queue_size = sizeof (struct gcn_acc_queue),
+  .acc_queue_init = gcn_acc_queue_init,
+  .acc_queue_fini = gcn_acc_queue_fini,
+  .acc_queue_test = gcn_acc_queue_test,
+  .acc_queue_wait = gcn_acc_queue_wait,
+  .acc_queue_join = gcn_acc_queue_join,
+  .acc_queue_callback = gcn_acc_queue_callback,
+  .acc_queue_copy = gcn_acc_queue_copy,
+  .acc_exec = gcn_acc_exec,
+  .acc_property = gcn_acc_property,
   .launch = gcn_launch,
   .finish = gcn_finish,
   .describe_result = gcn_describe_result,

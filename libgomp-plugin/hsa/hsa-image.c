@@ -464,6 +464,9 @@ gcn_load_image (struct ok_device *d, struct ok_image_req *req, void **image)
       ok_dev_error (&dev->base, "out of memory loading an image");
       goto fail;
     }
+  /* OpenACC's static launch dimensions, as our mkoffload recorded them
+     (descriptor version 3).  */
+  const struct ok_oacc_dims *oacc = ok_desc_oacc_dims (req->desc, tgt);
   for (size_t i = 0; i < req->num_funcs; i++)
     {
       img->num_kernels = i + 1;
@@ -477,6 +480,9 @@ gcn_load_image (struct ok_device *d, struct ok_image_req *req, void **image)
 	  : gcn_kernel_init (dev, img, &img->kernels[i], tgt->func_names[i],
 			     vgprs, true) <= 0)
 	goto fail;
+      if (oacc != NULL)
+	for (int d = 0; d < 3; d++)
+	  img->kernels[i].oacc_dims[d] = oacc[i].dim[d];
       req->table[i].start = (uintptr_t) &img->kernels[i];
       req->table[i].end = req->table[i].start + 1;
     }
@@ -629,6 +635,8 @@ gcn_load_gcc_image (struct ok_device *d, struct ok_gcc_image_req *req,
       img->num_kernels = i + 1;
       if (gcn_gcc_function_init (dev, img, k, kd) < 0)
 	goto fail;
+      for (int d = 0; d < 3; d++)
+	k->oacc_dims[d] = kd->oacc_dims[d] > 0 ? (uint32_t) kd->oacc_dims[d] : 0;
       if (strcmp (kd->name, "_init_array") == 0)
 	init = k, nfuncs--;
       else if (strcmp (kd->name, "_fini_array") == 0)

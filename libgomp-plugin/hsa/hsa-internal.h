@@ -11,6 +11,7 @@
                    them) and copies
      hsa-managed.c managed memory and what the device can access
      hsa-launch.c  geometry, kernel arguments, dispatch and waiting
+     hsa-openacc.c OpenACC: launch dimensions, async queues, properties
 
    The backend's own names begin with gcn_ (its devices are GCN GPUs),
    apart from the runtime's hsa_; ok_hsa is the runtime's table of entry
@@ -138,6 +139,11 @@ gcn_dev (struct ok_device *d)
   return (struct gcn_device *) d;
 }
 
+/* The error callback of DEV's HSA queues (DATA is DEV): a kernel
+   faulted.  */
+void gcn_queue_callback (hsa_status_t status, hsa_queue_t *queue,
+			 void *data);
+
 /* ---- hsa-elf.c ---- */
 
 /* Check that IMAGE[0, SIZE) is a well-formed little-endian ELF64 AMDGPU
@@ -167,6 +173,9 @@ struct gcn_kernel
   uint32_t group_size;
   uint32_t private_size;
   uint32_t vgprs;		/* 0 when unknown.  */
+  /* The OpenACC launch dimensions the compiler fixed (gang, worker,
+     vector; 0: left to run time), as the image records them.  */
+  uint32_t oacc_dims[3];
   struct gcn_image *image;
 };
 
@@ -341,9 +350,55 @@ bool gcn_finish (struct ok_device *dev, struct ok_job *job);
 /* Run KERNEL once with no arguments on one wavefront (constructors and
    destructors of an image).  */
 bool gcn_run_ctor (struct gcn_device *dev, const struct gcn_kernel *kernel);
+/* Launches made by the calling thread from now on go to QUEUE (an
+   OpenACC queue's own HSA queue, on its thread), or to their device's
+   queue when NULL.  */
+void gcn_launch_on (hsa_queue_t *queue);
 /* Set up and free DEV's cached kernel-argument slots and team arenas;
    false if freeing one failed.  */
 void gcn_launch_init (struct gcn_device *dev);
 bool gcn_launch_fini (struct gcn_device *dev);
+
+/* ---- hsa-openacc.c ---- */
+
+/* The gang and worker counts GCC's gcn plugin launches OpenACC kernel K
+   with on DEV when libgomp asks for ASKED (0: the plugin chooses), into
+   DIMS (gang, worker, vector).  */
+void gcn_acc_dims (const struct gcn_device *dev, const struct gcn_kernel *k,
+		   const unsigned asked[OK_ACC_DIMS],
+		   unsigned dims[OK_ACC_DIMS]);
+/* An OpenACC async queue, as GCC's gcn plugin has it: a list of
+   entries (launches, copies, libgomp's callbacks, and the placeholders
+   and waits that order two queues) that a thread of its own runs in
+   order, launching on an HSA queue of its own.  */
+struct gcn_acc_entry;
+struct gcn_acc_queue
+{
+  struct ok_acc_queue base;	/* First: the core's part.  */
+  hsa_queue_t *hsa_queue;
+  pthread_t thread;
+  pthread_mutex_t lock;		/* Guards what follows.  */
+  pthread_cond_t cond;
+  struct gcn_acc_entry *head, *tail;
+  uint64_t queued, done;	/* Entries pushed and run so far.  */
+  bool stopping;
+  bool failed;			/* An entry failed since the last wait.  */
+};
+
+/* The OpenACC hooks (backend.h says what each promises).  */
+bool gcn_acc_queue_init (struct ok_acc_queue *q);
+bool gcn_acc_queue_fini (struct ok_acc_queue *q);
+int gcn_acc_queue_test (struct ok_acc_queue *q);
+bool gcn_acc_queue_wait (struct ok_acc_queue *q);
+bool gcn_acc_queue_join (struct ok_acc_queue *first,
+			 struct ok_acc_queue *later);
+bool gcn_acc_queue_callback (struct ok_acc_queue *q, void (*fn) (void *),
+			     void *data);
+bool gcn_acc_queue_copy (struct ok_acc_queue *q, enum ok_copy_dir dir,
+			 void *dst, const void *src, size_t n);
+bool gcn_acc_exec (struct ok_device *dev, void *fn, void *args,
+		   const unsigned dims[OK_ACC_DIMS], struct ok_acc_queue *q);
+bool gcn_acc_property (struct ok_device *dev, enum ok_acc_prop prop,
+		       size_t *num, const char **str);
 
 #endif /* OFFLOADKIT_HSA_INTERNAL_H */

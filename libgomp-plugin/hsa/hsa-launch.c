@@ -317,6 +317,16 @@ gcn_console (struct gcn_device *dev, struct gcn_output *out, bool final)
   pthread_mutex_unlock (&gcn_print_lock);
 }
 
+/* The HSA queue of the OpenACC queue whose thread the calling thread is,
+   or NULL.  */
+static __thread hsa_queue_t *gcn_thread_queue;
+
+void
+gcn_launch_on (hsa_queue_t *queue)
+{
+  gcn_thread_queue = queue;
+}
+
 /* The LDS a work-group of K gets.  GCC 14+'s device runtime keeps its
    team data and its low-latency heap (omp_low_lat_mem_space) in the LDS
    beyond the kernel's own, and sizes the heap from the dispatch packet:
@@ -393,7 +403,7 @@ gcn_dispatch (struct gcn_device *dev, const struct gcn_kernel *k,
      so by the last launch's gcn_console.  */
   ok_hsa.hsa_signal_store_relaxed (slot->signal, 1);
 
-  hsa_queue_t *q = dev->queue;
+  hsa_queue_t *q = gcn_thread_queue != NULL ? gcn_thread_queue : dev->queue;
   uint64_t index = ok_hsa.hsa_queue_add_write_index_screlease (q, 1);
   /* Wait for the packet processor to free the slot.  */
   while (index - ok_hsa.hsa_queue_load_read_index_scacquire (q) >= q->size)
@@ -485,6 +495,10 @@ gcn_wait (struct gcn_device *dev, const struct gcn_kernel *k,
 	}
       OK_DEBUG ("%s: kernel %s called exit (%u)", dev->base.label, k->name,
 		rv & 0xff);
+      /* On an OpenACC queue's thread exit would wait for ever: libgomp's
+	 exit handler destroys the queues, which waits for this thread.  */
+      if (gcn_thread_queue != NULL)
+	ok_end_program ((int) (rv & 0xff));
       ok_device_exit ((int) (rv & 0xff));
     default:
       ok_dev_error (&dev->base, "kernel '%s' left a corrupt exit value %#x",

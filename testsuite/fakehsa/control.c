@@ -102,6 +102,18 @@ fakehsa_dispatch_info (int i, void *packet, int *agent, char *kernel,
   return (int) n + 1;
 }
 
+/* The id (hsa_queue_t's ID) of the queue dispatch I came on; 0 if there
+   is no dispatch I.  */
+uint64_t
+fakehsa_dispatch_queue (int i)
+{
+  pthread_mutex_lock (&fh_lock);
+  const struct fh_dispatch *d = fake_record_get (&fh_dispatches, i);
+  uint64_t id = d != NULL ? d->queue : 0;
+  pthread_mutex_unlock (&fh_lock);
+  return id;
+}
+
 /* Invalid calls so far, and the last one described.  */
 long
 fakehsa_bad_calls (const char **last)

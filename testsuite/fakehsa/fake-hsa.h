@@ -248,6 +248,7 @@ struct fh_dispatch
 {
   fh_dispatch_packet pkt;
   int agent;
+  uint64_t queue;		/* The id of the queue it came on.  */
   char kernel[128];
   unsigned char kernargs[256];
   size_t kernarg_len;

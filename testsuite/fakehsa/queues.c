@@ -243,6 +243,7 @@ fh_dispatch (struct fh_queue *q, const fh_dispatch_packet *p)
     return NULL;
   d->pkt = *p;
   d->agent = fh_agent_index (q->agent);
+  d->queue = q->q.id;
   snprintf (d->kernel, sizeof d->kernel, "%s", k != NULL ? k->name : "?");
   if (b != NULL)
     {

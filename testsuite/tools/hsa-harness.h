@@ -61,6 +61,12 @@
 			     played on any GCC's by flagging our images;
 			     GCC 13's and 14's image formats, the map of
 			     indirect functions, reverse offload
+     hsa-harness-openacc.c   OpenACC: the plugin offers it; launch
+			     dimensions (static, libgomp's, GCC's defaults),
+			     geometry and kernel arguments; async queues
+			     (their HSA queues and threads, order,
+			     serialize, callbacks, copies); properties;
+			     profiling events; a faulting queued kernel
    The last area finalises the devices, which must wait for a running
    kernel and leave nothing behind.
 
@@ -241,6 +247,8 @@ void child_indirect (void);
 void child_reverse_offload_13 (void);
 void child_reverse_offload_14 (void);
 void child_rev_device_fns (void);
+void child_openacc (void);		/* hsa-harness-openacc.c */
+void child_openacc_12 (void);
 
 #pragma GCC visibility pop
 
