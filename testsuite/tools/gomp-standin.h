@@ -111,7 +111,7 @@ int errors_now (void);
 const char *last_error (void);
 /* Whether exactly one error was reported since BEFORE (an errors_now
    value) and it contains every one of the NULL-terminated strings.  */
-bool error_says (int before, ...);
+bool error_says (int before, ...) __attribute__ ((sentinel));
 bool verror_says (int before, va_list needles);
 /* The last GOMP_PLUGIN_debug message.  */
 const char *last_debug (void);

@@ -575,7 +575,11 @@ child_openacc_12 (void)
   if (!ok)
     return;
   standin_acc_tls = acc_thread_data (0);
-  struct ok_addr_pair *t = load (0, our_desc);
+  /* Registered as a program of GCC 12 registers it, whatever GCC built
+     the test library: libgomp 12 takes library version 1 only.  */
+  struct ok_addr_pair *t
+    = harness_load (0, OK_GOMP_VERSION_PACK (1, OK_DEV_VERSION), our_desc,
+		    nfuncs + nvars + 1);
   void *dp = p_alloc (0, 64);
   if (t == NULL || dp == NULL)
     {

@@ -608,7 +608,7 @@ test_memory (void)
   check ("copy past the end fails", !p_host2dev (0, p + 90, buf, 20));
   check ("copy past the end: message",
 	 error_says (e, "invalid size: copy to device memory",
-		     "runs past the end of the allocation"));
+		     "runs past the end of the allocation", NULL));
   e = errors_now ();
   check ("copy from past the end fails", !p_dev2host (0, back, p + 95, 10));
   check ("copy from past the end: message",
@@ -617,11 +617,11 @@ test_memory (void)
   check ("copy to host memory fails", !p_host2dev (0, back, buf, 10));
   check ("copy to host memory: message",
 	 error_says (e, "invalid device address",
-		     "is not inside one live allocation"));
+		     "is not inside one live allocation", NULL));
   e = errors_now ();
   check ("dev2dev across allocations fails", !p_dev2dev (0, q, p + 60, 50));
   check ("dev2dev across allocations: message",
-	 error_says (e, "invalid size", "runs past the end"));
+	 error_says (e, "invalid size", "runs past the end", NULL));
   e = errors_now ();
   check ("free of an inner pointer fails", !p_free (0, p + 1));
   check ("free of an inner pointer: message",
