@@ -1,6 +1,7 @@
 /* The error contract of the plugins (plugin-core.h): every message goes
    through GOMP_PLUGIN_error with the plugin's name first, and a message
-   about a device names it as its label says.  */
+   about a device names it as its label says; GCC's own words where
+   programs match them whole (ok_gcc_error) are the one exception.  */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +58,19 @@ ok_dev_error (const struct ok_device *dev, const char *fmt, ...)
   va_start (ap, fmt);
   ok_report (prefix, fmt, ap);
   va_end (ap);
+}
+
+void
+ok_gcc_error (const struct ok_device *dev, const char *text,
+	      const char *detail_fmt, ...)
+{
+  char detail[512];
+  va_list ap;
+  va_start (ap, detail_fmt);
+  vsnprintf (detail, sizeof detail, detail_fmt, ap);
+  va_end (ap);
+  OK_DEBUG ("%s: %s", dev->label, detail);
+  GOMP_PLUGIN_error ("%s", text);
 }
 
 const char *

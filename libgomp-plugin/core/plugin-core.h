@@ -93,6 +93,15 @@ void ok_verror (const char *fmt, va_list ap);
 void ok_dev_error (const struct ok_device *dev, const char *fmt, ...)
   OK_PRINTF (2, 3);
 
+/* The exception to the prefix: a mistake of the program that GCC's
+   plugin reports with words of its own, which programs and libgomp's
+   tests match whole from the start of the line (libgomp's lib-11.c:
+   "libgomp: invalid device address"), is reported in exactly GCC's
+   words, TEXT, for the device the plugin emulates or drives; what
+   offloadkit knows more goes to OK_DEBUG with DEV's label, before.  */
+void ok_gcc_error (const struct ok_device *dev, const char *text,
+		   const char *detail_fmt, ...) OK_PRINTF (3, 4);
+
 /* "NAME (DESCRIPTION)" of driver result CODE as BACKEND's driver names
    it, written to BUF, which is returned.  */
 const char *ok_result_text (const struct ok_backend *backend, int code,

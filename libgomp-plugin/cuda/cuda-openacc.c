@@ -16,22 +16,17 @@
    An OpenACC compute region is a kernel of one parameter, the device
    address of its argument block.  Its geometry is GCC's: a grid of gangs
    blocks, each of vector_length x num_workers threads; the dimensions are
-   those of the launch, else those the compiler fixed (cuda_kernel's
-   oacc_dims), else chosen here (cuda_acc_default_dims).  */
+   those the compiler fixed (cuda_kernel's oacc_dims), else those of the
+   launch, else chosen as GCC chooses them (core/nvptx-acc-dims.c, which
+   the emulated device shares).  */
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuda-internal.h"
+#include "nvptx-acc-dims.h"
 #include "oacc-abi.h"
-
-/* GCC's nvptx OpenACC code runs vectors on a warp's lanes.  */
-#define CUDA_WARP 32
-
-/* GCC's nvptx code has 16 named barriers; one is the gang's, so at most
-   15 workers can each have one of their own (for vectors over a warp).  */
-#define CUDA_ACC_MAX_WORKER_BARRIERS 15
 
 static struct cuda_acc_queue *
 cuda_queue (struct ok_acc_queue *q)
@@ -282,140 +277,28 @@ cuda_acc_queue_copy (struct ok_acc_queue *q, enum ok_copy_dir dir,
 
 /* Launches.  */
 
-/* GCC's defaults without the driver's advice: as many gangs as the
-   device holds blocks of the largest size at once, as many workers as
-   such a block has warps, a warp's lanes as the vector, unless
-   GOMP_OPENACC_DIM (ENV) says otherwise, where the hardware allows.  */
-static void
-cuda_acc_default_dims (const struct cuda_device *dev, const int env[3],
-		       unsigned def[3])
+/* What the occupancy advice is asked for.  */
+struct cuda_acc_occupancy_arg
 {
-  int block = dev->max_threads_per_block > 0 ? dev->max_threads_per_block
-					     : 1;
-  int gang = dev->max_threads_per_sm / block * dev->num_sms;
-  int worker = block / CUDA_WARP;
-  int vector = CUDA_WARP;
-  int d[3] = { env[OK_ACC_GANG], env[OK_ACC_WORKER], env[OK_ACC_VECTOR] };
-  if (d[OK_ACC_GANG] < 1)
-    d[OK_ACC_GANG] = gang ? gang : 1024;
-  if (d[OK_ACC_WORKER] < 1 || (d[OK_ACC_WORKER] > worker && gang))
-    d[OK_ACC_WORKER] = worker;
-  if (d[OK_ACC_VECTOR] < 1 || (d[OK_ACC_VECTOR] != vector && gang))
-    d[OK_ACC_VECTOR] = vector;
-  for (int i = 0; i < OK_ACC_DIMS; i++)
-    def[i] = (unsigned) d[i];
-}
+  struct cuda_device *dev;
+  const struct cuda_kernel *k;
+};
 
-/* The dimensions of K's launch: GIVEN (libgomp's, 0: not given), where
-   the compiler fixed none; the rest chosen as GCC's nvptx_exec does, with
-   the driver's occupancy advice when it has it.  */
+/* The driver's occupancy advice for ARG's kernel.  */
 static bool
-cuda_acc_dims (struct cuda_device *dev, const struct cuda_kernel *k,
-	       const unsigned given[OK_ACC_DIMS], unsigned dims[OK_ACC_DIMS])
+cuda_acc_occupancy (void *arg, int limit, int *grids, int *blocks)
 {
-  bool chosen[OK_ACC_DIMS];
-  bool any = false;
-  for (int i = 0; i < OK_ACC_DIMS; i++)
-    {
-      dims[i] = k->oacc_dims[i] != 0 ? k->oacc_dims[i] : given[i];
-      chosen[i] = dims[i] == 0;
-      any |= chosen[i];
-    }
-  if (!any)
-    return true;
-
-  int env[OK_ACC_DIMS];
-  for (int i = 0; i < OK_ACC_DIMS; i++)
-    env[i] = GOMP_PLUGIN_acc_default_dim ((unsigned) i);
-
-  if (ok_cuda.cuOccupancyMaxPotentialBlockSize == NULL)
-    {
-      unsigned def[OK_ACC_DIMS];
-      cuda_acc_default_dims (dev, env, def);
-      for (int i = 0; i < OK_ACC_DIMS; i++)
-	if (chosen[i])
-	  dims[i] = def[i];
-      unsigned max = (unsigned) k->max_threads_per_block;
-      if (chosen[OK_ACC_VECTOR] && dims[OK_ACC_VECTOR] > max / CUDA_WARP
-	  * CUDA_WARP)
-	dims[OK_ACC_VECTOR] = max / CUDA_WARP * CUDA_WARP;
-      if (dims[OK_ACC_VECTOR] == 0)
-	dims[OK_ACC_VECTOR] = 1;
-      if (chosen[OK_ACC_WORKER]
-	  && dims[OK_ACC_WORKER] > max / dims[OK_ACC_VECTOR])
-	dims[OK_ACC_WORKER] = max / dims[OK_ACC_VECTOR];
-      return true;
-    }
-
-  int grids = 0, blocks = 0;
-  CUresult r = ok_cuda.cuOccupancyMaxPotentialBlockSize
-    (&grids, &blocks, k->fn, NULL, 0,
-     (int) (dims[OK_ACC_WORKER] * dims[OK_ACC_VECTOR]));
+  const struct cuda_acc_occupancy_arg *a = arg;
+  CUresult r = ok_cuda.cuOccupancyMaxPotentialBlockSize (grids, blocks,
+							   a->k->fn, NULL, 0,
+							   limit);
   if (r != CUDA_SUCCESS)
     {
       char what[192];
       snprintf (what, sizeof what, "cannot choose the launch dimensions of"
-		" '%.120s'", k->name);
-      ok_dev_call_error (&dev->base, what,
+		" '%.120s'", a->k->name);
+      ok_dev_call_error (&a->dev->base, what,
 			 "cuOccupancyMaxPotentialBlockSize", r);
-      return false;
-    }
-  OK_DEBUG ("%s: '%s': the driver suggests %d blocks of %d threads",
-	    dev->base.label, k->name, grids, blocks);
-  /* As GCC: gangs in proportion to the block size the driver suggests,
-     twice as many as fit, so that threads do not idle; the vector a warp;
-     workers filling the block.  */
-  int gangs = env[OK_ACC_GANG];
-  if (gangs == 0)
-    gangs = 2 * grids * (blocks / CUDA_WARP);
-  int vectors = CUDA_WARP;
-  int workers = env[OK_ACC_WORKER];
-  if (workers == 0)
-    {
-      int actual = chosen[OK_ACC_VECTOR] ? vectors
-					 : (int) dims[OK_ACC_VECTOR];
-      workers = blocks / actual;
-      if (workers < 1)
-	workers = 1;
-      /* A vector over a warp needs a barrier per worker.  */
-      if (actual > CUDA_WARP && workers > CUDA_ACC_MAX_WORKER_BARRIERS)
-	workers = CUDA_ACC_MAX_WORKER_BARRIERS;
-    }
-  if (gangs < 1)
-    gangs = 1;
-  const int pick[OK_ACC_DIMS] = { gangs, workers, vectors };
-  for (int i = 0; i < OK_ACC_DIMS; i++)
-    if (chosen[i])
-      dims[i] = (unsigned) pick[i];
-  return true;
-}
-
-/* Whether K can run with DIMS: GCC's checks, in GCC's words.  */
-static bool
-cuda_acc_resources (const struct cuda_kernel *k,
-		    const unsigned dims[OK_ACC_DIMS])
-{
-  unsigned workers = dims[OK_ACC_WORKER], vector = dims[OK_ACC_VECTOR];
-  if ((unsigned long) workers * vector
-      > (unsigned long) k->max_threads_per_block)
-    {
-      ok_error ("The Nvidia accelerator has insufficient resources to launch"
-		" '%s' with num_workers = %u and vector_length = %u;"
-		" recompile the program with 'num_workers = x and"
-		" vector_length = y' on that offloaded region or"
-		" '-fopenacc-dim=:x:y' where x * y <= %d.", k->name, workers,
-		vector, k->max_threads_per_block);
-      return false;
-    }
-  if (workers > CUDA_ACC_MAX_WORKER_BARRIERS && vector > CUDA_WARP)
-    {
-      ok_error ("The Nvidia accelerator has insufficient barrier resources"
-		" to launch '%s' with num_workers = %u and vector_length ="
-		" %u; recompile the program with 'num_workers = x' on that"
-		" offloaded region or '-fopenacc-dim=:x:' where x <= 15;"
-		" or, recompile the program with 'vector_length = 32' on that"
-		" offloaded region or '-fopenacc-dim=::32'.", k->name, workers,
-		vector);
       return false;
     }
   return true;
@@ -432,8 +315,22 @@ cuda_acc_exec (struct ok_device *d, void *fn, void *args,
   /* A launch is a place where frees asked for in callbacks can be done
      (a failed one is reported, and no reason not to launch).  */
   cuda_deferred_frees (dev);
+  struct cuda_acc_occupancy_arg occ = { dev, k };
+  struct ok_nvptx_kernel nk = {
+    .name = k->name,
+    .fixed = { k->oacc_dims[0], k->oacc_dims[1], k->oacc_dims[2] },
+    .max_threads_per_block = k->max_threads_per_block,
+    .occupancy = (ok_cuda.cuOccupancyMaxPotentialBlockSize != NULL
+		  ? cuda_acc_occupancy : NULL),
+    .occupancy_arg = &occ
+  };
+  const struct ok_nvptx_gpu gpu = {
+    .max_threads_per_block = dev->max_threads_per_block,
+    .max_threads_per_sm = dev->max_threads_per_sm,
+    .num_sms = dev->num_sms
+  };
   unsigned dims[OK_ACC_DIMS];
-  if (!cuda_acc_dims (dev, k, given, dims) || !cuda_acc_resources (k, dims))
+  if (!ok_nvptx_acc_launch_dims (&gpu, &nk, given, dims))
     return false;
 
   /* A synchronous launch goes to the legacy stream, as GCC's: after the
@@ -441,9 +338,6 @@ cuda_acc_exec (struct ok_device *d, void *fn, void *args,
   CUstream stream = q != NULL ? cuda_queue (q)->stream : NULL;
   CUdeviceptr block = (CUdeviceptr) (uintptr_t) args;
   void *params[] = { &block };
-  OK_DEBUG ("%s: OpenACC kernel '%s': %u gangs, %u workers, vector %u%s",
-	    d->label, k->name, dims[OK_ACC_GANG], dims[OK_ACC_WORKER],
-	    dims[OK_ACC_VECTOR], q != NULL ? ", queued" : "");
   ok_acc_launch_event (false, k->name, dims);
   CUresult r = ok_cuda.cuLaunchKernel (k->fn, dims[OK_ACC_GANG], 1, 1,
 				       dims[OK_ACC_VECTOR],
@@ -454,6 +348,7 @@ cuda_acc_exec (struct ok_device *d, void *fn, void *args,
       cuda_kernel_error (dev, k, "cuLaunchKernel", r);
       return false;
     }
+  ok_nvptx_acc_launched (&nk);
   ok_acc_launch_event (true, k->name, dims);
   if (q != NULL)
     return true;

@@ -118,7 +118,10 @@ emu_load_image (struct ok_device *d, struct ok_image_req *req, void **handle)
   const struct ok_tgt_desc *tgt = ok_desc_target (req->desc,
 						  req->device_type, 0);
   if (tgt != NULL && tgt->num_funcs == req->num_funcs)
-    img->func_names = tgt->func_names;
+    {
+      img->func_names = tgt->func_names;
+      img->oacc_dims = ok_desc_oacc_dims (req->desc, tgt);
+    }
 
   /* The wrapper's snapshot of the initial values, when it took one, is
      what a real device image would start from.  */
@@ -219,4 +222,26 @@ emu_unload_image (struct ok_device *d, void *handle)
 {
   emu_free_image (emu_dev (d), handle);
   return true;
+}
+
+const char *
+emu_acc_kernel (struct emu_device *dev, void *fn, char *buf, size_t len,
+		unsigned fixed[OK_ACC_DIMS])
+{
+  for (int i = 0; i < OK_ACC_DIMS; i++)
+    fixed[i] = 0;
+  for (struct ok_loaded_image *l = ok_images_first (&dev->base); l != NULL;
+       l = l->next)
+    {
+      const struct emu_image *img = emu_image_of (l);
+      if (img->oacc_dims != NULL)
+	for (size_t f = 0; f < img->num_funcs; f++)
+	  if (img->funcs[f] == fn)
+	    {
+	      for (int i = 0; i < OK_ACC_DIMS; i++)
+		fixed[i] = img->oacc_dims[f].dim[i];
+	      break;
+	    }
+    }
+  return emu_fn_name (dev, fn, buf, len);
 }

@@ -290,6 +290,10 @@ struct emu_image
   size_t num_funcs;
   void *const *funcs;
   const char *const *func_names;
+  /* The OpenACC launch dimensions the device compiler fixed, one per
+     function (descriptors of version 3 with a target for this device
+     type; NULL otherwise).  */
+  const struct ok_oacc_dims *oacc_dims;
   /* The program requires reverse offload: each function is its own
      entry of the reverse-offload table, and the GOT slots through which
      the object that holds the functions calls GOMP_target_ext lead to
@@ -309,6 +313,31 @@ emu_image_of (const struct ok_loaded_image *l)
 bool emu_load_image (struct ok_device *dev, struct ok_image_req *req,
 		     void **handle);
 bool emu_unload_image (struct ok_device *dev, void *handle);
+
+/* The name of OpenACC kernel FN of DEV, as emu_fn_name gives it, and the
+   launch dimensions its device compiler fixed in FIXED (0 where it left
+   them to the run time, all 0 when unknown).  Called while DEV's images
+   are held.  */
+const char *emu_acc_kernel (struct emu_device *dev, void *fn, char *buf,
+			    size_t len, unsigned fixed[OK_ACC_DIMS]);
+
+/* ---- emu-gpu-nvptx.c or emu-gpu-gcn.c (one in each plugin) ---- */
+
+/* The launch of OpenACC kernel NAME as the plugin's GPU backend would
+   make it on the GPU the emulated device models: the dimensions DIMS
+   from the compiler's FIXED ones and libgomp's GIVEN ones, the GPU's
+   checks and GOMP_DEBUG lines.  False after a reported error: the launch
+   must not be made.  The code, compiled for the host, then runs as one
+   gang of one worker of one vector lane.  */
+bool emu_gpu_acc_dims (const char *name, const unsigned fixed[OK_ACC_DIMS],
+		       const unsigned given[OK_ACC_DIMS],
+		       unsigned dims[OK_ACC_DIMS]);
+/* After the launch of NAME has been made (queued or run).  */
+void emu_gpu_acc_launched (const char *name);
+/* Report that PTR, which a program asked DEV to free, lies inside a live
+   allocation but not at its start, in the words of the plugin's GPU
+   backend in GCC (ok_gcc_error).  */
+void emu_gpu_bad_free (struct emu_device *dev, const void *ptr);
 
 /* ---- emu-view.c ---- */
 

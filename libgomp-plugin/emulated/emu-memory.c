@@ -340,6 +340,19 @@ emu_dev2dev (struct ok_device *d, void *dst, const void *src, size_t n)
   return emu_copy (emu_dev (d), dst, src, n, true, true);
 }
 
+/* Report that PTR, which the program asked DEV to free, is no start of a
+   live allocation.  Inside one (INSIDE), GCC's plugin's words: libgomp's
+   tests and programs look for them.  */
+static void
+emu_bad_free (struct emu_device *dev, const void *ptr, bool inside)
+{
+  if (inside)
+    emu_gpu_bad_free (dev, ptr);
+  else
+    ok_dev_error (&dev->base, "cannot free %p: it is not device memory"
+		  " (never allocated, or freed already)", ptr);
+}
+
 void *
 emu_alloc (struct ok_device *d, size_t size)
 {
@@ -359,11 +372,11 @@ emu_free (struct ok_device *d, void *ptr)
       pthread_mutex_lock (&dev->mem_lock);
       struct emu_block *b = emu_reg_exact (dev, ptr);
       bool ok = b != NULL && b->kind == EMU_USER;
+      bool inside = b == NULL && emu_reg_find (dev, ptr, 1) != NULL;
       pthread_mutex_unlock (&dev->mem_lock);
       if (!ok)
 	{
-	  ok_dev_error (&dev->base, "cannot free %p: invalid device address:"
-			" it is not the start of a live allocation", ptr);
+	  emu_bad_free (dev, ptr, inside);
 	  return false;
 	}
       return emu_defer_free (dev, ptr);
@@ -375,9 +388,14 @@ emu_free (struct ok_device *d, void *ptr)
       struct emu_block *b = emu_reg_exact (dev, ptr);
       const char *why = NULL;
       if (b == NULL)
-	why = "invalid device address: it is not the start of a live"
-	  " allocation";
-      else if (b->kind != EMU_USER)
+	{
+	  bool inside = emu_reg_find (dev, ptr, 1) != NULL;
+	  pthread_mutex_unlock (&dev->mem_lock);
+	  emu_unlock_region (held);
+	  emu_bad_free (dev, ptr, inside);
+	  return false;
+	}
+      if (b->kind != EMU_USER)
 	why = "it belongs to a loaded image";
       else if (b->views > 0 && emu_current () != NULL)
 	why = "the running target region uses it";

@@ -14,9 +14,10 @@
 
    Launches, on a queue or not, go through the core like any launch
    (ok_device_run): the device's worker runs them in order, each region
-   on a thread of its own (emu-run.c).  Host-fallback code runs its
-   gangs, workers and vector lanes one after another: the launch is one
-   of each.  */
+   on a thread of its own (emu-run.c).  A launch has the dimensions the
+   modelled GPU would give it (emu-gpu-*.c), which GOMP_DEBUG and the
+   profiling events report; the host-fallback code runs its gangs,
+   workers and vector lanes one after another.  */
 
 #include "config.h"
 
@@ -444,24 +445,22 @@ emu_acc_queue_copy (struct ok_acc_queue *base, enum ok_copy_dir dir,
 
 bool
 emu_acc_exec (struct ok_device *d, void *fn, void *args,
-	      const unsigned dims[OK_ACC_DIMS], struct ok_acc_queue *base)
+	      const unsigned given[OK_ACC_DIMS], struct ok_acc_queue *base)
 {
-  (void) dims;
   struct emu_device *dev = emu_dev (d);
-  /* One gang of one worker of one vector lane: host-fallback code.  */
-  static const unsigned ran[OK_ACC_DIMS] = { 1, 1, 1 };
   char buf[2 + 2 * sizeof (void *) + 1];
-  const char *name = NULL;
-  bool prof = ok_acc_profiling ();
-  if (prof)
-    {
-      ok_images_hold (d);
-      name = emu_fn_name (dev, fn, buf, sizeof buf);
-      ok_acc_launch_event (false, name, ran);
-      ok_images_release (d);
-    }
+  unsigned fixed[OK_ACC_DIMS], dims[OK_ACC_DIMS];
+  /* The launch the modelled GPU would make (emu-gpu-*.c), refused where
+     it would be; the tool hears of it.  */
+  ok_images_hold (d);
+  const char *name = emu_acc_kernel (dev, fn, buf, sizeof buf, fixed);
+  bool ok = emu_gpu_acc_dims (name, fixed, given, dims);
+  if (ok)
+    ok_acc_launch_event (false, name, dims);
+  ok_images_release (d);
+  if (!ok)
+    return false;
 
-  bool ok;
   if (base == NULL)
     {
       /* On the device's legacy stream, after the queues' work.  */
@@ -482,11 +481,12 @@ emu_acc_exec (struct ok_device *d, void *fn, void *args,
 	}
     }
 
-  if (ok && prof)
+  if (ok)
     {
       ok_images_hold (d);
       name = emu_fn_name (dev, fn, buf, sizeof buf);
-      ok_acc_launch_event (true, name, ran);
+      emu_gpu_acc_launched (name);
+      ok_acc_launch_event (true, name, dims);
       ok_images_release (d);
     }
   return ok;

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gcn-acc-dims.h"
 #include "hsa-internal.h"
 
 /* Dimensions.  */
@@ -28,36 +29,9 @@ void
 gcn_acc_dims (const struct gcn_device *dev, const struct gcn_kernel *k,
 	      const unsigned asked[OK_ACC_DIMS], unsigned dims[OK_ACC_DIMS])
 {
-  /* The compiler's static dimensions take priority over libgomp's, as
-     in GCC's gcn_exec.  */
-  for (int i = 0; i < OK_ACC_DIMS; i++)
-    dims[i] = k->oacc_dims[i] > 0 ? k->oacc_dims[i] : asked[i];
-  unsigned cus = dev->cu_count;
-  unsigned *gangs = &dims[OK_ACC_GANG], *workers = &dims[OK_ACC_WORKER];
-  /* GCC's defaults, tuned for BabelStream: 32 wavefronts per compute
-     unit.  */
-  if (*gangs == 0 && *workers == 0)
-    {
-      *gangs = cus * 4;
-      *workers = 8;
-    }
-  else if (*gangs == 0)
-    {
-      /* GCC computes cus * (32 / workers), which is no gang at all for
-	 more than 32 workers: then one per compute unit.  */
-      unsigned per_cu = 32 / *workers;
-      *gangs = cus * (per_cu > 0 ? per_cu : 1);
-    }
-  else if (*workers == 0)
-    {
-      *workers = cus * 32 / *gangs;
-      if (*workers == 0)
-	*workers = 1;
-      if (*workers > 16)
-	*workers = 16;
-    }
-  /* A worker is a wavefront: the vector length is the hardware's.  */
-  dims[OK_ACC_VECTOR] = 64;
+  const unsigned fixed[OK_ACC_DIMS] = { k->oacc_dims[0], k->oacc_dims[1],
+					k->oacc_dims[2] };
+  ok_gcn_acc_dims (dev->cu_count, fixed, asked, dims);
 }
 
 /* Queues.  */

@@ -1,0 +1,40 @@
+/* The GPU the emulated device of the gcn plugin models, for OpenACC
+   launches: their dimensions are chosen and reported (the profiling
+   events) as GCC's gcn plugin does on a GPU (core/gcn-acc-dims.c, which
+   the HSA backend uses), so that a program or a tool sees the launch a
+   radeon device would make.  The GPU has 104 compute units.  */
+
+#include "emu-internal.h"
+#include "gcn-acc-dims.h"
+
+#define EMU_GPU_COMPUTE_UNITS 104
+
+bool
+emu_gpu_acc_dims (const char *name, const unsigned fixed[OK_ACC_DIMS],
+		  const unsigned given[OK_ACC_DIMS],
+		  unsigned dims[OK_ACC_DIMS])
+{
+  ok_gcn_acc_dims (EMU_GPU_COMPUTE_UNITS, fixed, given, dims);
+  OK_DEBUG ("OpenACC kernel %s: %u gangs of %u workers", name,
+	    dims[OK_ACC_GANG], dims[OK_ACC_WORKER]);
+  return true;
+}
+
+void
+emu_gpu_acc_launched (const char *name)
+{
+  (void) name;
+}
+
+/* GCC's GOMP_OFFLOAD_free of the gcn plugin, when the runtime refuses:
+   hsa_error's two lines.  */
+void
+emu_gpu_bad_free (struct emu_device *dev, const void *ptr)
+{
+  ok_gcc_error (&dev->base, "GCN fatal error: Could not free device memory\n"
+		"Runtime message: HSA_STATUS_ERROR_INVALID_ALLOCATION: The"
+		" requested allocation is not valid.\n",
+		"cannot free %p: it lies inside an allocation, not at its"
+		" start",
+		ptr);
+}

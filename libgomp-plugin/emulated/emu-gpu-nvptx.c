@@ -1,0 +1,71 @@
+/* The GPU the emulated device of the nvptx plugin models, for OpenACC
+   launches: their dimensions are chosen, checked and reported (GOMP_DEBUG,
+   the profiling events) as GCC's nvptx plugin does on a GPU
+   (core/nvptx-acc-dims.c, which the CUDA backend uses), so that a program,
+   a tool or a test sees the launch an nvidia device would make.
+
+   The GPU is one of CUDA's limits: blocks of up to 1024 threads, 2048
+   threads and 32 blocks per multiprocessor, and 132 multiprocessors.  The
+   region's code, compiled for the host, uses no registers: every kernel
+   can have blocks of the largest size, and the occupancy advice is the
+   one the CUDA driver gives for such a kernel.  */
+
+#include "emu-internal.h"
+#include "nvptx-acc-dims.h"
+
+static const struct ok_nvptx_gpu emu_gpu = {
+  .max_threads_per_block = 1024,
+  .max_threads_per_sm = 2048,
+  .num_sms = 132
+};
+#define EMU_GPU_MAX_BLOCKS_PER_SM 32
+
+/* cuOccupancyMaxPotentialBlockSize's answer for a kernel that no register
+   or shared memory limits: the largest block allowed, and as many as a
+   multiprocessor holds on each.  */
+static bool
+emu_gpu_occupancy (void *arg, int limit, int *grids, int *blocks)
+{
+  (void) arg;
+  int block = emu_gpu.max_threads_per_block;
+  if (limit > 0 && limit < block)
+    block = limit;
+  int per_sm = emu_gpu.max_threads_per_sm / block;
+  if (per_sm > EMU_GPU_MAX_BLOCKS_PER_SM)
+    per_sm = EMU_GPU_MAX_BLOCKS_PER_SM;
+  *blocks = block;
+  *grids = per_sm * emu_gpu.num_sms;
+  return true;
+}
+
+bool
+emu_gpu_acc_dims (const char *name, const unsigned fixed[OK_ACC_DIMS],
+		  const unsigned given[OK_ACC_DIMS],
+		  unsigned dims[OK_ACC_DIMS])
+{
+  struct ok_nvptx_kernel k = {
+    .name = name,
+    .fixed = { fixed[0], fixed[1], fixed[2] },
+    .max_threads_per_block = emu_gpu.max_threads_per_block,
+    .occupancy = emu_gpu_occupancy,
+  };
+  return ok_nvptx_acc_launch_dims (&emu_gpu, &k, given, dims);
+}
+
+void
+emu_gpu_acc_launched (const char *name)
+{
+  struct ok_nvptx_kernel k = { .name = name };
+  ok_nvptx_acc_launched (&k);
+}
+
+/* GCC's nvptx_free: the address is not where the allocation that holds
+   it starts.  */
+void
+emu_gpu_bad_free (struct emu_device *dev, const void *ptr)
+{
+  ok_gcc_error (&dev->base, "invalid device address",
+		"cannot free %p: it lies inside an allocation, not at its"
+		" start",
+		ptr);
+}
