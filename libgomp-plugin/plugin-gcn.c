@@ -20,5 +20,9 @@ const struct ok_plugin ok_plugin = {
   .gcc_dev_version = OK_GCC_DEV_VERSION_GCN,
   .gcc_dev_version_13 = OK_GCC_DEV_VERSION_GCN_13,
   .acc_device_api = 4,		/* acc_device_api_other */
+  /* GCC's GOMP_OFFLOAD_free, when hsa_memory_free refuses (hsa_error).  */
+  .gcc_inner_free_words = "GCN fatal error: Could not free device memory\n"
+    "Runtime message: HSA_STATUS_ERROR_INVALID_ALLOCATION: The requested"
+    " allocation is not valid.\n",
   .backends = gcn_backends,
 };

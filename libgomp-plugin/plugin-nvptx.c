@@ -18,5 +18,7 @@ const struct ok_plugin ok_plugin = {
   .caps = OK_GOMP_CAP_OPENMP_400,
   .gcc_dev_version = OK_GCC_DEV_VERSION_NVPTX,
   .acc_device_api = 1,		/* acc_device_api_cuda */
+  /* GCC's nvptx_free.  */
+  .gcc_inner_free_words = "invalid device address",
   .backends = nvptx_backends,
 };

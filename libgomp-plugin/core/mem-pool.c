@@ -367,6 +367,23 @@ ok_mem_pool_alloc (struct ok_mem_pool *pool, size_t size)
   return (void *) addr;
 }
 
+/* Whether ADDR lies inside a block in use or a forwarded allocation,
+   after its start.  Only for the message of a refused free: it looks at
+   every entry.  */
+static bool
+pool_inside (const struct ok_mem_pool *pool, uintptr_t addr)
+{
+  for (size_t i = 0; i < pool->table_cap; i++)
+    {
+      const struct pool_entry *e = &pool->table[i];
+      size_t size = (e->state == POOL_SMALL_USED ? pool_class_size (e->cls)
+		     : e->state == POOL_LARGE ? e->size : 0);
+      if (addr > e->addr && addr - e->addr < size)
+	return true;
+    }
+  return false;
+}
+
 bool
 ok_mem_pool_free (struct ok_mem_pool *pool, void *ptr)
 {
@@ -375,6 +392,12 @@ ok_mem_pool_free (struct ok_mem_pool *pool, void *ptr)
   pthread_mutex_lock (&pool->lock);
   struct pool_entry *e = pool_lookup (pool, (uintptr_t) ptr);
   const char *why = NULL;
+  if (e == NULL && pool_inside (pool, (uintptr_t) ptr))
+    {
+      pthread_mutex_unlock (&pool->lock);
+      ok_inner_free_error (NULL, ptr);
+      return false;
+    }
   if (e == NULL)
     why = "the pool did not allocate it, or it was freed already";
   else if (e->state == POOL_SMALL_FREE)

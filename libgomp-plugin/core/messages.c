@@ -1,7 +1,8 @@
 /* The error contract of the plugins (plugin-core.h): every message goes
    through GOMP_PLUGIN_error with the plugin's name first, and a message
    about a device names it as its label says; GCC's own words where
-   programs match them whole (ok_gcc_error) are the one exception.  */
+   programs match them whole (ok_inner_free_error) are the one
+   exception.  */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,16 +62,14 @@ ok_dev_error (const struct ok_device *dev, const char *fmt, ...)
 }
 
 void
-ok_gcc_error (const struct ok_device *dev, const char *text,
-	      const char *detail_fmt, ...)
+ok_inner_free_error (const struct ok_device *dev, const void *ptr)
 {
-  char detail[512];
-  va_list ap;
-  va_start (ap, detail_fmt);
-  vsnprintf (detail, sizeof detail, detail_fmt, ap);
-  va_end (ap);
-  OK_DEBUG ("%s: %s", dev->label, detail);
-  GOMP_PLUGIN_error ("%s", text);
+  OK_DEBUG ("%s%scannot free %p: it lies inside a device allocation, not"
+	    " at its start", dev != NULL ? dev->label : "",
+	    dev != NULL ? ": " : "", ptr);
+  GOMP_PLUGIN_error ("%s", ok_plugin.gcc_inner_free_words != NULL
+		     ? ok_plugin.gcc_inner_free_words
+		     : "invalid device address");
 }
 
 const char *

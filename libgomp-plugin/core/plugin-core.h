@@ -38,6 +38,10 @@ struct ok_plugin
      same name says, acc_device_api_cuda for nvptx, acc_device_api_other
      for gcn, so that a tool keyed on it works alike with either.  */
   int acc_device_api;
+  /* What GCC's plugin of the same name says when a program frees an
+     address inside a device allocation, not at its start; programs and
+     libgomp's tests (lib-11.c) match it whole (ok_inner_free_error).  */
+  const char *gcc_inner_free_words;
   /* The backends, NULL-terminated, in device-numbering order: devices of
      the first come first.  The emulated backend goes last, so emulated
      devices follow the real ones.  */
@@ -93,14 +97,14 @@ void ok_verror (const char *fmt, va_list ap);
 void ok_dev_error (const struct ok_device *dev, const char *fmt, ...)
   OK_PRINTF (2, 3);
 
-/* The exception to the prefix: a mistake of the program that GCC's
-   plugin reports with words of its own, which programs and libgomp's
-   tests match whole from the start of the line (libgomp's lib-11.c:
-   "libgomp: invalid device address"), is reported in exactly GCC's
-   words, TEXT, for the device the plugin emulates or drives; what
-   offloadkit knows more goes to OK_DEBUG with DEV's label, before.  */
-void ok_gcc_error (const struct ok_device *dev, const char *text,
-		   const char *detail_fmt, ...) OK_PRINTF (3, 4);
+/* The one exception to the prefix: the program asked to free PTR, which
+   lies inside a device allocation but not at its start.  GCC's plugins
+   report it in words of their own that programs and libgomp's tests
+   match whole from the start of the line (lib-11.c: "libgomp: invalid
+   device address"), so it is reported in exactly those words
+   (ok_plugin.gcc_inner_free_words); what offloadkit knows more goes to
+   OK_DEBUG, with DEV's label unless DEV is NULL.  */
+void ok_inner_free_error (const struct ok_device *dev, const void *ptr);
 
 /* "NAME (DESCRIPTION)" of driver result CODE as BACKEND's driver names
    it, written to BUF, which is returned.  */

@@ -25,16 +25,3 @@ emu_gpu_acc_launched (const char *name)
 {
   (void) name;
 }
-
-/* GCC's GOMP_OFFLOAD_free of the gcn plugin, when the runtime refuses:
-   hsa_error's two lines.  */
-void
-emu_gpu_bad_free (struct emu_device *dev, const void *ptr)
-{
-  ok_gcc_error (&dev->base, "GCN fatal error: Could not free device memory\n"
-		"Runtime message: HSA_STATUS_ERROR_INVALID_ALLOCATION: The"
-		" requested allocation is not valid.\n",
-		"cannot free %p: it lies inside an allocation, not at its"
-		" start",
-		ptr);
-}

@@ -58,14 +58,3 @@ emu_gpu_acc_launched (const char *name)
   struct ok_nvptx_kernel k = { .name = name };
   ok_nvptx_acc_launched (&k);
 }
-
-/* GCC's nvptx_free: the address is not where the allocation that holds
-   it starts.  */
-void
-emu_gpu_bad_free (struct emu_device *dev, const void *ptr)
-{
-  ok_gcc_error (&dev->base, "invalid device address",
-		"cannot free %p: it lies inside an allocation, not at its"
-		" start",
-		ptr);
-}

@@ -334,10 +334,6 @@ bool emu_gpu_acc_dims (const char *name, const unsigned fixed[OK_ACC_DIMS],
 		       unsigned dims[OK_ACC_DIMS]);
 /* After the launch of NAME has been made (queued or run).  */
 void emu_gpu_acc_launched (const char *name);
-/* Report that PTR, which a program asked DEV to free, lies inside a live
-   allocation but not at its start, in the words of the plugin's GPU
-   backend in GCC (ok_gcc_error).  */
-void emu_gpu_bad_free (struct emu_device *dev, const void *ptr);
 
 /* ---- emu-view.c ---- */
 

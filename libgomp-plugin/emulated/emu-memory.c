@@ -347,7 +347,7 @@ static void
 emu_bad_free (struct emu_device *dev, const void *ptr, bool inside)
 {
   if (inside)
-    emu_gpu_bad_free (dev, ptr);
+    ok_inner_free_error (&dev->base, ptr);
   else
     ok_dev_error (&dev->base, "cannot free %p: it is not device memory"
 		  " (never allocated, or freed already)", ptr);
