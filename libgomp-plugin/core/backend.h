@@ -31,6 +31,7 @@
 #include "offload-desc.h"
 
 struct ok_backend;
+struct ok_hostq;
 struct ok_loaded_image;
 struct ok_mem_pool;
 
@@ -57,6 +58,10 @@ struct ok_device
      ok_images_hold).  */
   pthread_mutex_t images_lock;
   struct ok_loaded_image *images;
+  /* The device's lazy OpenACC queues (host-queue.h), which its
+     synchronous operations wait for; HOSTQS_LOCK guards the list.  */
+  pthread_mutex_t hostqs_lock;
+  struct ok_hostq *hostqs;
 };
 
 /* The device variable whose address and size load_image returns as the

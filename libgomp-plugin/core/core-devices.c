@@ -243,6 +243,7 @@ core_device_free (struct ok_device *dev)
 {
   ok_completion_destroy (&dev->async);
   pthread_mutex_destroy (&dev->images_lock);
+  pthread_mutex_destroy (&dev->hostqs_lock);
   free (dev);
 }
 
@@ -263,6 +264,7 @@ core_device_start (struct core_slot *slot, int ord)
   ok_device_set_label (dev, "device %d", ord);
   ok_completion_init (&dev->async, dev, core_complete);
   pthread_mutex_init (&dev->images_lock, NULL);
+  pthread_mutex_init (&dev->hostqs_lock, NULL);
   /* The pool first: it only reads its setting and takes device memory
      when asked for some.  */
   if (!core_pool_init (dev))

@@ -13,7 +13,6 @@ emu_init_device (struct ok_device *d)
   struct emu_device *dev = emu_dev (d);
   ok_device_set_label (d, "emulated device %d", d->local);
   pthread_mutex_init (&dev->mem_lock, NULL);
-  pthread_mutex_init (&dev->acc_lock, NULL);
   pthread_mutex_init (&dev->defer_lock, NULL);
   pthread_mutex_init (&dev->rev_lock, NULL);
   pthread_mutex_init (&dev->queue_lock, NULL);
@@ -27,7 +26,6 @@ emu_init_device (struct ok_device *d)
       pthread_cond_destroy (&dev->queue_cond);
       pthread_mutex_destroy (&dev->queue_lock);
       pthread_mutex_destroy (&dev->defer_lock);
-      pthread_mutex_destroy (&dev->acc_lock);
       pthread_mutex_destroy (&dev->rev_lock);
       pthread_mutex_destroy (&dev->mem_lock);
       return false;
@@ -49,7 +47,6 @@ emu_fini_device (struct ok_device *d)
   /* Deferred frees are among the blocks just freed.  */
   free (dev->deferred);
   pthread_mutex_destroy (&dev->defer_lock);
-  pthread_mutex_destroy (&dev->acc_lock);
   pthread_cond_destroy (&dev->done_cond);
   pthread_cond_destroy (&dev->queue_cond);
   pthread_mutex_destroy (&dev->queue_lock);
@@ -94,11 +91,11 @@ const struct ok_backend ok_backend_emulated = {
   .finish = emu_finish,
   .acc_queue_size = sizeof (struct emu_queue),
   .acc_queue_init = emu_acc_queue_init,
-  .acc_queue_fini = emu_acc_queue_fini,
-  .acc_queue_test = emu_acc_queue_test,
-  .acc_queue_wait = emu_acc_queue_wait,
-  .acc_queue_join = emu_acc_queue_join,
-  .acc_queue_callback = emu_acc_queue_callback,
+  .acc_queue_fini = ok_hostq_stop,
+  .acc_queue_test = ok_hostq_test,
+  .acc_queue_wait = ok_hostq_wait,
+  .acc_queue_join = ok_hostq_join,
+  .acc_queue_callback = ok_hostq_callback,
   .acc_queue_copy = emu_acc_queue_copy,
   .acc_exec = emu_acc_exec,
   .acc_property = emu_acc_property,

@@ -54,6 +54,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "host-queue.h"
 #include "plugin-core.h"
 
 /* ---- emu-setting.c ---- */
@@ -134,12 +135,10 @@ struct emu_device
   bool stopping;
   pthread_t worker;
 
-  /* OpenACC (emu-queue.c): the device's queues, and the frees asked for
-     on their threads (libgomp's callbacks unmapping data), which wait
-     for the next synchronous operation (emu_acc_sync): work queued
-     earlier on another queue may still use the memory.  */
-  pthread_mutex_t acc_lock;	/* Guards QUEUES.  */
-  struct emu_queue *queues;
+  /* OpenACC (emu-queue.c): the frees asked for on its queues' threads
+     (libgomp's callbacks unmapping data), which wait for the next
+     synchronous operation (emu_acc_sync): work queued earlier on another
+     queue may still use the memory.  */
   pthread_mutex_t defer_lock;	/* Guards DEFERRED.  */
   void **deferred;
   size_t num_deferred, max_deferred;
@@ -399,32 +398,18 @@ bool emu_finish (struct ok_device *dev, struct ok_job *job);
 
 /* ---- emu-queue.c: OpenACC ---- */
 
-struct emu_op;
-
-/* An OpenACC queue: operations run in order by a thread of its own, as
-   late as a device may (emu-queue.c says why).  */
+/* An OpenACC queue: the core's lazy host queue (emu-queue.c says
+   why).  */
 struct emu_queue
 {
-  struct ok_acc_queue base;	/* First: the core's part.  */
-  pthread_mutex_t lock;
-  /* Signalled when operations are released to the thread, when one is
-     done, and when the queue stops.  */
-  pthread_cond_t cond;
-  struct emu_op *head, *tail;
-  /* Operations counted since the queue began: queued, released to the
-     thread (which runs the first RELEASED ones), done.  */
-  uint64_t queued, released, done;
-  /* An operation failed since the last wait (it said why).  */
-  bool failed;
+  struct ok_hostq base;		/* First: the core's part.  */
   /* What acc_get_cuda_stream answers for the queue: the queue itself
      until acc_set_cuda_stream gives another handle.  */
   void *cuda_stream;
-  struct emu_queue *next;	/* In the device's list.  */
-  bool stopping;
-  pthread_t thread;
 };
 
-/* Whether the calling thread is one of an OpenACC queue's.  */
+/* Whether the calling thread is one of an emulated device's OpenACC
+   queues.  */
 bool emu_on_queue_thread (void);
 /* Free later what the caller, an OpenACC queue's thread, asked to free;
    false after a message when out of memory.  */
@@ -435,15 +420,9 @@ bool emu_defer_free (struct emu_device *dev, void *ptr);
    on every queue of DEV, then free what was deferred.  */
 void emu_acc_sync (struct emu_device *dev);
 
-/* The backend's acc_* hooks (backend.h says what each promises).  */
+/* The backend's own acc_* hooks (backend.h says what each promises);
+   the core's host queue is the others.  */
 bool emu_acc_queue_init (struct ok_acc_queue *q);
-bool emu_acc_queue_fini (struct ok_acc_queue *q);
-int emu_acc_queue_test (struct ok_acc_queue *q);
-bool emu_acc_queue_wait (struct ok_acc_queue *q);
-bool emu_acc_queue_join (struct ok_acc_queue *first,
-			 struct ok_acc_queue *later);
-bool emu_acc_queue_callback (struct ok_acc_queue *q, void (*fn) (void *),
-			     void *data);
 bool emu_acc_queue_copy (struct ok_acc_queue *q, enum ok_copy_dir dir,
 			 void *dst, const void *src, size_t n);
 bool emu_acc_exec (struct ok_device *dev, void *fn, void *args,

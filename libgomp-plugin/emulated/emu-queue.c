@@ -1,16 +1,19 @@
 /* OpenACC on an emulated device: async queues, launches, properties.
 
-   A queue is a list of operations (copies, launches, libgomp's
-   callbacks, and the markers that order two queues) and a thread that
-   runs them in order.  It runs them as late as a device may: only once
-   the program waits for the queue, tests it, orders another queue after
-   it, or destroys it, or a synchronous operation of the device (a copy,
-   a free, a launch) comes, which waits for every queue's work as CUDA's
-   legacy stream waits for the blocking streams GCC's nvptx plugin makes
-   for queues.  On a GPU the work of a queue runs meanwhile, at an
-   unknown time; here a program that reads what a queue writes without
-   waiting for it sees the old values every time, instead of on some runs
-   only, and one that waits sees the new ones.
+   A queue is the core's lazy host queue (host-queue.h): a list of
+   operations (copies, launches, libgomp's callbacks, and the markers
+   that order two queues) and a thread that runs them in order as late as
+   a device may: only once the program waits for the queue, tests it,
+   orders another queue after it, or destroys it, or a synchronous
+   operation of the device (a copy, a free, a launch) comes, which waits
+   for every queue's work (emu_acc_sync) as CUDA's legacy stream waits
+   for the blocking streams GCC's nvptx plugin makes for queues.  On a
+   GPU the work of a queue runs meanwhile, at an unknown time; here a
+   program that reads what a queue writes without waiting for it sees the
+   old values every time, instead of on some runs only, and one that
+   waits sees the new ones.  What is the emulated device's own: copies
+   are checked when they are queued, frees asked for on a queue's thread
+   wait for the next synchronous operation, and the CUDA handles.
 
    Launches, on a queue or not, go through the core like any launch
    (ok_device_run): the device's worker runs them in order, each region
@@ -23,58 +26,9 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "emu-internal.h"
-
-/* Two queues are ordered through a marker: the first queue's operation
-   sets it, the later queue's waits for it.  The last of the two to be
-   done with it frees it.  */
-struct emu_marker
-{
-  pthread_mutex_t lock;
-  pthread_cond_t cond;
-  bool set;
-  int refs;
-};
-
-enum emu_op_kind
-{
-  EMU_OP_COPY,
-  EMU_OP_EXEC,
-  EMU_OP_CALLBACK,
-  EMU_OP_MARK,			/* Set MARKER.  */
-  EMU_OP_WAIT			/* Wait for MARKER.  */
-};
-
-struct emu_op
-{
-  struct emu_op *next;
-  enum emu_op_kind kind;
-  union
-  {
-    struct
-    {
-      enum ok_copy_dir dir;
-      void *dst;
-      const void *src;
-      size_t n;
-    } copy;
-    struct
-    {
-      void *fn;
-      void *args;
-    } exec;
-    struct
-    {
-      void (*fn) (void *);
-      void *data;
-    } callback;
-    struct emu_marker *marker;
-  } u;
-};
-
 
 static struct emu_queue *
 emu_queue (struct ok_acc_queue *q)
@@ -82,238 +36,17 @@ emu_queue (struct ok_acc_queue *q)
   return (struct emu_queue *) q;
 }
 
-static void
-emu_marker_put (struct emu_marker *m)
-{
-  pthread_mutex_lock (&m->lock);
-  bool last = --m->refs == 0;
-  pthread_mutex_unlock (&m->lock);
-  if (!last)
-    return;
-  pthread_cond_destroy (&m->cond);
-  pthread_mutex_destroy (&m->lock);
-  free (m);
-}
-
-/* Set marker M: the later queue may go on.  */
-static void
-emu_marker_set (struct emu_marker *m)
-{
-  pthread_mutex_lock (&m->lock);
-  m->set = true;
-  pthread_cond_broadcast (&m->cond);
-  pthread_mutex_unlock (&m->lock);
-  emu_marker_put (m);
-}
-
-/* Run OP on Q's thread; false after a reported error.  */
-static bool
-emu_op_run (struct emu_queue *q, struct emu_op *op)
-{
-  struct ok_device *dev = q->base.dev;
-  switch (op->kind)
-    {
-    case EMU_OP_COPY:
-      {
-	bool (*copy) (struct ok_device *, void *, const void *, size_t)
-	  = (op->u.copy.dir == OK_COPY_H2D ? emu_host2dev
-	     : op->u.copy.dir == OK_COPY_D2H ? emu_dev2host : emu_dev2dev);
-	return copy (dev, op->u.copy.dst, op->u.copy.src, op->u.copy.n);
-      }
-    case EMU_OP_EXEC:
-      {
-	struct ok_launch launch = { 0, 0 };
-	return ok_device_run (dev, op->u.exec.fn, op->u.exec.args, &launch);
-      }
-    case EMU_OP_CALLBACK:
-      op->u.callback.fn (op->u.callback.data);
-      return true;
-    case EMU_OP_MARK:
-      /* Run by the queue's thread itself (emu_queue_thread).  */
-      return false;
-    case EMU_OP_WAIT:
-      pthread_mutex_lock (&op->u.marker->lock);
-      while (!op->u.marker->set)
-	pthread_cond_wait (&op->u.marker->cond, &op->u.marker->lock);
-      pthread_mutex_unlock (&op->u.marker->lock);
-      emu_marker_put (op->u.marker);
-      return true;
-    }
-  return false;
-}
-
-/* The queue whose thread the calling thread is, or NULL.  */
-static __thread struct emu_queue *emu_queue_self;
-
 bool
 emu_on_queue_thread (void)
 {
-  return emu_queue_self != NULL;
-}
-
-/* Q's thread: run the released operations in order until the queue
-   stops.  */
-static void *
-emu_queue_thread (void *arg)
-{
-  struct emu_queue *q = arg;
-  emu_queue_self = q;
-  pthread_mutex_lock (&q->lock);
-  for (;;)
-    {
-      while (q->done == q->released && !q->stopping)
-	pthread_cond_wait (&q->cond, &q->lock);
-      if (q->done == q->released)
-	break;			/* Stopping, and nothing left released.  */
-      struct emu_op *op = q->head;
-      q->head = op->next;
-      if (q->head == NULL)
-	q->tail = NULL;
-      pthread_mutex_unlock (&q->lock);
-
-      if (op->kind == EMU_OP_MARK)
-	{
-	  /* Counted done before the later queue hears of it: what comes
-	     after the wait there (acc_async_test of this queue, say) finds
-	     this queue's work done.  */
-	  struct emu_marker *m = op->u.marker;
-	  free (op);
-	  pthread_mutex_lock (&q->lock);
-	  q->done++;
-	  pthread_cond_broadcast (&q->cond);
-	  pthread_mutex_unlock (&q->lock);
-	  emu_marker_set (m);
-	  pthread_mutex_lock (&q->lock);
-	  continue;
-	}
-      bool ok = emu_op_run (q, op);
-      free (op);
-
-      pthread_mutex_lock (&q->lock);
-      if (!ok)
-	q->failed = true;
-      q->done++;
-      pthread_cond_broadcast (&q->cond);
-    }
-  pthread_mutex_unlock (&q->lock);
-  return NULL;
-}
-
-/* Let Q's thread run everything queued so far.  Q->LOCK is held.  */
-static void
-emu_queue_release (struct emu_queue *q)
-{
-  if (q->released != q->queued)
-    {
-      q->released = q->queued;
-      pthread_cond_broadcast (&q->cond);
-    }
-}
-
-/* A new operation of KIND for Q, or NULL after a message.  */
-static struct emu_op *
-emu_op_new (struct emu_queue *q, enum emu_op_kind kind)
-{
-  struct emu_op *op = calloc (1, sizeof *op);
-  if (op == NULL)
-    ok_dev_error (q->base.dev, "out of memory queueing OpenACC work");
-  else
-    op->kind = kind;
-  return op;
-}
-
-static void
-emu_op_push (struct emu_queue *q, struct emu_op *op)
-{
-  pthread_mutex_lock (&q->lock);
-  if (q->tail != NULL)
-    q->tail->next = op;
-  else
-    q->head = op;
-  q->tail = op;
-  q->queued++;
-  pthread_mutex_unlock (&q->lock);
+  struct ok_hostq *q = ok_hostq_self ();
+  return q != NULL && q->base.dev->backend == &ok_backend_emulated;
 }
 
 bool
-emu_acc_queue_init (struct ok_acc_queue *base)
+emu_acc_queue_init (struct ok_acc_queue *q)
 {
-  struct emu_queue *q = emu_queue (base);
-  struct emu_device *dev = emu_dev (base->dev);
-  pthread_mutex_init (&q->lock, NULL);
-  pthread_cond_init (&q->cond, NULL);
-  int err = pthread_create (&q->thread, NULL, emu_queue_thread, q);
-  if (err != 0)
-    {
-      ok_dev_error (base->dev, "cannot start an OpenACC queue's thread: %s",
-		    strerror (err));
-      pthread_cond_destroy (&q->cond);
-      pthread_mutex_destroy (&q->lock);
-      return false;
-    }
-  pthread_mutex_lock (&dev->acc_lock);
-  q->next = dev->queues;
-  dev->queues = q;
-  pthread_mutex_unlock (&dev->acc_lock);
-  return true;
-}
-
-/* Wait until everything queued on Q so far is done; whether all of it
-   succeeded since the last wait.  */
-static bool
-emu_queue_drain (struct emu_queue *q)
-{
-  pthread_mutex_lock (&q->lock);
-  uint64_t target = q->queued;
-  emu_queue_release (q);
-  while (q->done < target)
-    pthread_cond_wait (&q->cond, &q->lock);
-  bool ok = !q->failed;
-  q->failed = false;
-  pthread_mutex_unlock (&q->lock);
-  return ok;
-}
-
-bool
-emu_acc_queue_fini (struct ok_acc_queue *base)
-{
-  struct emu_queue *q = emu_queue (base);
-  struct emu_device *dev = emu_dev (base->dev);
-  bool ok = emu_queue_drain (q);
-  pthread_mutex_lock (&dev->acc_lock);
-  for (struct emu_queue **p = &dev->queues; *p != NULL; p = &(*p)->next)
-    if (*p == q)
-      {
-	*p = q->next;
-	break;
-      }
-  pthread_mutex_unlock (&dev->acc_lock);
-  pthread_mutex_lock (&q->lock);
-  q->stopping = true;
-  pthread_cond_broadcast (&q->cond);
-  pthread_mutex_unlock (&q->lock);
-  pthread_join (q->thread, NULL);
-  pthread_cond_destroy (&q->cond);
-  pthread_mutex_destroy (&q->lock);
-  return ok;
-}
-
-int
-emu_acc_queue_test (struct ok_acc_queue *base)
-{
-  struct emu_queue *q = emu_queue (base);
-  pthread_mutex_lock (&q->lock);
-  /* Asked about, the work starts; it is done when asked again later.  */
-  emu_queue_release (q);
-  int r = q->failed ? -1 : q->done == q->queued;
-  pthread_mutex_unlock (&q->lock);
-  return r;
-}
-
-bool
-emu_acc_queue_wait (struct ok_acc_queue *base)
-{
-  return emu_queue_drain (emu_queue (base));
+  return ok_hostq_start (q, OK_HOSTQ_LAZY, NULL);
 }
 
 bool
@@ -343,25 +76,14 @@ emu_defer_free (struct emu_device *dev, void *ptr)
 void
 emu_acc_sync (struct emu_device *dev)
 {
-  if ((__atomic_load_n (&dev->queues, __ATOMIC_ACQUIRE) == NULL
-       && __atomic_load_n (&dev->num_deferred, __ATOMIC_ACQUIRE) == 0)
-      || emu_on_queue_thread () || emu_current () != NULL)
+  if (emu_on_queue_thread () || emu_current () != NULL)
     return;
-  pthread_mutex_lock (&dev->acc_lock);
-  /* The queues' threads free nothing meanwhile (they defer it), and
-     none of them takes ACC_LOCK.  */
-  for (struct emu_queue *q = dev->queues; q != NULL; q = q->next)
-    {
-      /* What the queues' work reported is reported already; a failure
-	 shows again at the program's next wait.  */
-      pthread_mutex_lock (&q->lock);
-      uint64_t target = q->queued;
-      emu_queue_release (q);
-      while (q->done < target)
-	pthread_cond_wait (&q->cond, &q->lock);
-      pthread_mutex_unlock (&q->lock);
-    }
-  pthread_mutex_unlock (&dev->acc_lock);
+  /* What the queues' work reported is reported already; a failure shows
+     again at the program's next wait.  */
+  ok_hostq_run_device (&dev->base);
+  if (__atomic_load_n (&dev->num_deferred, __ATOMIC_ACQUIRE) == 0)
+    return;
+  /* The queues' threads freed nothing meanwhile (they defer it).  */
   pthread_mutex_lock (&dev->defer_lock);
   void **ptrs = dev->deferred;
   size_t n = dev->num_deferred;
@@ -374,56 +96,9 @@ emu_acc_sync (struct emu_device *dev)
 }
 
 bool
-emu_acc_queue_join (struct ok_acc_queue *first_base,
-		    struct ok_acc_queue *later_base)
-{
-  struct emu_queue *first = emu_queue (first_base);
-  struct emu_queue *later = emu_queue (later_base);
-  struct emu_marker *m = calloc (1, sizeof *m);
-  struct emu_op *mark = emu_op_new (first, EMU_OP_MARK);
-  struct emu_op *wait = emu_op_new (later, EMU_OP_WAIT);
-  if (m == NULL || mark == NULL || wait == NULL)
-    {
-      if (m == NULL && mark != NULL && wait != NULL)
-	ok_dev_error (first->base.dev, "out of memory queueing OpenACC work");
-      free (m);
-      free (mark);
-      free (wait);
-      return false;
-    }
-  pthread_mutex_init (&m->lock, NULL);
-  pthread_cond_init (&m->cond, NULL);
-  m->refs = 2;
-  mark->u.marker = wait->u.marker = m;
-  emu_op_push (first, mark);
-  /* The later queue will wait for the first's work: that work starts
-     now, or a wait for the later queue alone would wait for ever.  */
-  pthread_mutex_lock (&first->lock);
-  emu_queue_release (first);
-  pthread_mutex_unlock (&first->lock);
-  emu_op_push (later, wait);
-  return true;
-}
-
-bool
-emu_acc_queue_callback (struct ok_acc_queue *base, void (*fn) (void *),
-			void *data)
-{
-  struct emu_queue *q = emu_queue (base);
-  struct emu_op *op = emu_op_new (q, EMU_OP_CALLBACK);
-  if (op == NULL)
-    return false;
-  op->u.callback.fn = fn;
-  op->u.callback.data = data;
-  emu_op_push (q, op);
-  return true;
-}
-
-bool
 emu_acc_queue_copy (struct ok_acc_queue *base, enum ok_copy_dir dir,
 		    void *dst, const void *src, size_t n)
 {
-  struct emu_queue *q = emu_queue (base);
   struct emu_device *dev = emu_dev (base->dev);
   /* A device address outside device memory is an error of the call, as
      a driver refuses it at once; the bytes move later.  */
@@ -432,15 +107,7 @@ emu_acc_queue_copy (struct ok_acc_queue *base, enum ok_copy_dir dir,
       || (dir != OK_COPY_D2H
 	  && !emu_check_range (dev, dst, n, "copy to device memory")))
     return false;
-  struct emu_op *op = emu_op_new (q, EMU_OP_COPY);
-  if (op == NULL)
-    return false;
-  op->u.copy.dir = dir;
-  op->u.copy.dst = dst;
-  op->u.copy.src = src;
-  op->u.copy.n = n;
-  emu_op_push (q, op);
-  return true;
+  return ok_hostq_copy (base, dir, dst, src, n);
 }
 
 bool
@@ -470,15 +137,8 @@ emu_acc_exec (struct ok_device *d, void *fn, void *args,
     }
   else
     {
-      struct emu_queue *q = emu_queue (base);
-      struct emu_op *op = emu_op_new (q, EMU_OP_EXEC);
-      ok = op != NULL;
-      if (ok)
-	{
-	  op->u.exec.fn = fn;
-	  op->u.exec.args = args;
-	  emu_op_push (q, op);
-	}
+      struct ok_launch launch = { 0, 0 };
+      ok = ok_hostq_launch (base, fn, args, &launch);
     }
 
   if (ok)
@@ -555,10 +215,8 @@ void *
 emu_acc_cuda_stream (struct ok_acc_queue *base)
 {
   struct emu_queue *q = emu_queue (base);
-  pthread_mutex_lock (&q->lock);
-  void *s = q->cuda_stream != NULL ? q->cuda_stream : q;
-  pthread_mutex_unlock (&q->lock);
-  return s;
+  void *s = __atomic_load_n (&q->cuda_stream, __ATOMIC_ACQUIRE);
+  return s != NULL ? s : q;
 }
 
 /* As GCC's nvptx plugin: the queue's work so far completes, and the
@@ -567,11 +225,8 @@ emu_acc_cuda_stream (struct ok_acc_queue *base)
 bool
 emu_acc_cuda_set_stream (struct ok_acc_queue *base, void *stream)
 {
-  struct emu_queue *q = emu_queue (base);
-  if (!emu_queue_drain (q))
+  if (!ok_hostq_wait (base))
     return false;
-  pthread_mutex_lock (&q->lock);
-  q->cuda_stream = stream;
-  pthread_mutex_unlock (&q->lock);
+  __atomic_store_n (&emu_queue (base)->cuda_stream, stream, __ATOMIC_RELEASE);
   return true;
 }

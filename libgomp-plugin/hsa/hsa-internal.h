@@ -31,6 +31,7 @@
 #include "gcn-arch.h"
 #include "hsa-api.h"
 #include "env.h"
+#include "host-queue.h"
 #include "plugin-core.h"
 #include "scratch.h"
 
@@ -367,35 +368,20 @@ bool gcn_launch_fini (struct gcn_device *dev);
 void gcn_acc_dims (const struct gcn_device *dev, const struct gcn_kernel *k,
 		   const unsigned asked[OK_ACC_DIMS],
 		   unsigned dims[OK_ACC_DIMS]);
-/* An OpenACC async queue, as GCC's gcn plugin has it: a list of
-   entries (launches, copies, libgomp's callbacks, and the placeholders
-   and waits that order two queues) that a thread of its own runs in
-   order, launching on an HSA queue of its own.  */
-struct gcn_acc_entry;
+/* An OpenACC async queue, as GCC's gcn plugin has it: the core's eager
+   host queue (a list of entries, launches, copies, libgomp's callbacks
+   and the markers that order two queues, that a thread of its own runs
+   in order as they come), launching on an HSA queue of its own.  */
 struct gcn_acc_queue
 {
-  struct ok_acc_queue base;	/* First: the core's part.  */
+  struct ok_hostq base;		/* First: the core's part.  */
   hsa_queue_t *hsa_queue;
-  pthread_t thread;
-  pthread_mutex_t lock;		/* Guards what follows.  */
-  pthread_cond_t cond;
-  struct gcn_acc_entry *head, *tail;
-  uint64_t queued, done;	/* Entries pushed and run so far.  */
-  bool stopping;
-  bool failed;			/* An entry failed since the last wait.  */
 };
 
-/* The OpenACC hooks (backend.h says what each promises).  */
+/* The OpenACC hooks of the backend's own (backend.h says what each
+   promises); the core's host queue is the others.  */
 bool gcn_acc_queue_init (struct ok_acc_queue *q);
 bool gcn_acc_queue_fini (struct ok_acc_queue *q);
-int gcn_acc_queue_test (struct ok_acc_queue *q);
-bool gcn_acc_queue_wait (struct ok_acc_queue *q);
-bool gcn_acc_queue_join (struct ok_acc_queue *first,
-			 struct ok_acc_queue *later);
-bool gcn_acc_queue_callback (struct ok_acc_queue *q, void (*fn) (void *),
-			     void *data);
-bool gcn_acc_queue_copy (struct ok_acc_queue *q, enum ok_copy_dir dir,
-			 void *dst, const void *src, size_t n);
 bool gcn_acc_exec (struct ok_device *dev, void *fn, void *args,
 		   const unsigned dims[OK_ACC_DIMS], struct ok_acc_queue *q);
 bool gcn_acc_property (struct ok_device *dev, enum ok_acc_prop prop,

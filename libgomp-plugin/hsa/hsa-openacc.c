@@ -13,8 +13,9 @@
    registers do not allow them.
 
    A queue is GCC's: a list of entries that a thread of the queue's own
-   runs in order as soon as they come, launching on an HSA queue of the
-   queue's own and copying with the backend's copies.  */
+   runs in order as soon as they come (the core's eager host queue,
+   host-queue.h), launching on an HSA queue of the queue's own and
+   copying with the backend's copies.  */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,180 +37,17 @@ gcn_acc_dims (const struct gcn_device *dev, const struct gcn_kernel *k,
 
 /* Queues.  */
 
-enum gcn_acc_kind
-{
-  GCN_ACC_EXEC,
-  GCN_ACC_COPY,
-  GCN_ACC_CALLBACK,
-  GCN_ACC_PLACEHOLDER,		/* Set MARKER.  */
-  GCN_ACC_WAIT			/* Wait until MARKER is set.  */
-};
-
-/* A placeholder of GCC's plugin: the first queue's entry sets it, the
-   later queue's waits for it.  The last of the two entries run frees
-   it.  */
-struct gcn_acc_marker
-{
-  pthread_mutex_t lock;
-  pthread_cond_t cond;
-  bool set;
-  int refs;
-};
-
-struct gcn_acc_entry
-{
-  struct gcn_acc_entry *next;
-  enum gcn_acc_kind kind;
-  union
-  {
-    struct
-    {
-      void *fn;
-      void *args;
-      struct ok_launch launch;
-    } exec;
-    struct
-    {
-      enum ok_copy_dir dir;
-      void *dst;
-      const void *src;
-      size_t n;
-    } copy;
-    struct
-    {
-      void (*fn) (void *);
-      void *data;
-    } callback;
-    struct gcn_acc_marker *marker;
-  } u;
-};
-
 static struct gcn_acc_queue *
 gcn_acc_queue (struct ok_acc_queue *q)
 {
   return (struct gcn_acc_queue *) q;
 }
 
+/* The first thing Q's thread does: its launches go to Q's HSA queue.  */
 static void
-gcn_marker_put (struct gcn_acc_marker *m)
+gcn_acc_queue_thread (struct ok_hostq *q)
 {
-  pthread_mutex_lock (&m->lock);
-  bool last = --m->refs == 0;
-  pthread_mutex_unlock (&m->lock);
-  if (!last)
-    return;
-  pthread_cond_destroy (&m->cond);
-  pthread_mutex_destroy (&m->lock);
-  free (m);
-}
-
-static bool
-gcn_acc_copy_now (struct ok_device *dev, enum ok_copy_dir dir, void *dst,
-		  const void *src, size_t n)
-{
-  switch (dir)
-    {
-    case OK_COPY_H2D:
-      return gcn_host2dev (dev, dst, src, n);
-    case OK_COPY_D2H:
-      return gcn_dev2host (dev, dst, src, n);
-    case OK_COPY_D2D:
-      return gcn_dev2dev (dev, dst, src, n);
-    }
-  return false;
-}
-
-/* Run entry E of Q on Q's thread; false after a reported error.  */
-static bool
-gcn_acc_run_entry (struct gcn_acc_queue *q, struct gcn_acc_entry *e)
-{
-  struct ok_device *dev = q->base.dev;
-  switch (e->kind)
-    {
-    case GCN_ACC_EXEC:
-      return ok_device_run (dev, e->u.exec.fn, e->u.exec.args,
-			    &e->u.exec.launch);
-    case GCN_ACC_COPY:
-      return gcn_acc_copy_now (dev, e->u.copy.dir, e->u.copy.dst,
-			       e->u.copy.src, e->u.copy.n);
-    case GCN_ACC_CALLBACK:
-      e->u.callback.fn (e->u.callback.data);
-      return true;
-    case GCN_ACC_PLACEHOLDER:
-      pthread_mutex_lock (&e->u.marker->lock);
-      e->u.marker->set = true;
-      pthread_cond_broadcast (&e->u.marker->cond);
-      pthread_mutex_unlock (&e->u.marker->lock);
-      gcn_marker_put (e->u.marker);
-      return true;
-    case GCN_ACC_WAIT:
-      pthread_mutex_lock (&e->u.marker->lock);
-      while (!e->u.marker->set)
-	pthread_cond_wait (&e->u.marker->cond, &e->u.marker->lock);
-      pthread_mutex_unlock (&e->u.marker->lock);
-      gcn_marker_put (e->u.marker);
-      return true;
-    }
-  return false;
-}
-
-/* Q's thread (GCC's drain_queue): run the entries in order as they come,
-   until the queue stops with nothing left.  */
-static void *
-gcn_acc_drain (void *arg)
-{
-  struct gcn_acc_queue *q = arg;
-  gcn_launch_on (q->hsa_queue);
-  pthread_mutex_lock (&q->lock);
-  for (;;)
-    {
-      while (q->head == NULL && !q->stopping)
-	pthread_cond_wait (&q->cond, &q->lock);
-      if (q->head == NULL)
-	break;
-      struct gcn_acc_entry *e = q->head;
-      q->head = e->next;
-      if (q->head == NULL)
-	q->tail = NULL;
-      pthread_mutex_unlock (&q->lock);
-
-      bool ok = gcn_acc_run_entry (q, e);
-      free (e);
-
-      pthread_mutex_lock (&q->lock);
-      if (!ok)
-	q->failed = true;
-      q->done++;
-      pthread_cond_broadcast (&q->cond);
-    }
-  pthread_mutex_unlock (&q->lock);
-  return NULL;
-}
-
-/* A new entry of KIND for Q, or NULL after a message.  */
-static struct gcn_acc_entry *
-gcn_acc_entry_new (struct gcn_acc_queue *q, enum gcn_acc_kind kind)
-{
-  struct gcn_acc_entry *e = calloc (1, sizeof *e);
-  if (e == NULL)
-    ok_dev_error (q->base.dev, "out of memory queueing OpenACC work");
-  else
-    e->kind = kind;
-  return e;
-}
-
-static void
-gcn_acc_push (struct gcn_acc_queue *q, struct gcn_acc_entry *e)
-{
-  pthread_mutex_lock (&q->lock);
-  if (q->tail != NULL)
-    q->tail->next = e;
-  else
-    q->head = e;
-  q->tail = e;
-  q->queued++;
-  pthread_cond_broadcast (&q->cond);
-  pthread_mutex_unlock (&q->lock);
+  gcn_launch_on (gcn_acc_queue (&q->base)->hsa_queue);
 }
 
 bool
@@ -230,15 +68,8 @@ gcn_acc_queue_init (struct ok_acc_queue *base)
 			 " queue", "hsa_queue_create", s);
       return false;
     }
-  pthread_mutex_init (&q->lock, NULL);
-  pthread_cond_init (&q->cond, NULL);
-  int err = pthread_create (&q->thread, NULL, gcn_acc_drain, q);
-  if (err != 0)
+  if (!ok_hostq_start (base, OK_HOSTQ_EAGER, gcn_acc_queue_thread))
     {
-      ok_dev_error (base->dev, "cannot start an OpenACC queue's thread: %s",
-		    strerror (err));
-      pthread_cond_destroy (&q->cond);
-      pthread_mutex_destroy (&q->lock);
       ok_dev_teardown_ok (base->dev, ok_hsa.hsa_queue_destroy (q->hsa_queue),
 			  "destroy an OpenACC queue's HSA queue",
 			  "hsa_queue_destroy");
@@ -247,115 +78,17 @@ gcn_acc_queue_init (struct ok_acc_queue *base)
   return true;
 }
 
-/* Wait until everything queued on Q so far has run; whether all of it
-   succeeded since the last wait.  */
-static bool
-gcn_acc_drain_wait (struct gcn_acc_queue *q)
-{
-  pthread_mutex_lock (&q->lock);
-  uint64_t target = q->queued;
-  while (q->done < target)
-    pthread_cond_wait (&q->cond, &q->lock);
-  bool ok = !q->failed;
-  q->failed = false;
-  pthread_mutex_unlock (&q->lock);
-  return ok;
-}
-
 bool
 gcn_acc_queue_fini (struct ok_acc_queue *base)
 {
   struct gcn_acc_queue *q = gcn_acc_queue (base);
-  bool ok = gcn_acc_drain_wait (q);
-  pthread_mutex_lock (&q->lock);
-  q->stopping = true;
-  pthread_cond_broadcast (&q->cond);
-  pthread_mutex_unlock (&q->lock);
-  pthread_join (q->thread, NULL);
-  pthread_cond_destroy (&q->cond);
-  pthread_mutex_destroy (&q->lock);
+  bool ok = ok_hostq_stop (base);
   ok &= ok_dev_teardown_ok (base->dev,
 			    ok_hsa.hsa_queue_destroy (q->hsa_queue),
 			    "destroy an OpenACC queue's HSA queue",
 			    "hsa_queue_destroy");
   q->hsa_queue = NULL;
   return ok;
-}
-
-int
-gcn_acc_queue_test (struct ok_acc_queue *base)
-{
-  struct gcn_acc_queue *q = gcn_acc_queue (base);
-  pthread_mutex_lock (&q->lock);
-  int r = q->failed ? -1 : q->done == q->queued;
-  pthread_mutex_unlock (&q->lock);
-  return r;
-}
-
-bool
-gcn_acc_queue_wait (struct ok_acc_queue *base)
-{
-  return gcn_acc_drain_wait (gcn_acc_queue (base));
-}
-
-bool
-gcn_acc_queue_join (struct ok_acc_queue *first_base,
-		    struct ok_acc_queue *later_base)
-{
-  struct gcn_acc_queue *first = gcn_acc_queue (first_base);
-  struct gcn_acc_queue *later = gcn_acc_queue (later_base);
-  struct gcn_acc_entry *mark = gcn_acc_entry_new (first,
-						  GCN_ACC_PLACEHOLDER);
-  if (mark == NULL)
-    return false;
-  struct gcn_acc_entry *wait = gcn_acc_entry_new (later, GCN_ACC_WAIT);
-  struct gcn_acc_marker *m = wait != NULL ? calloc (1, sizeof *m) : NULL;
-  if (m == NULL)
-    {
-      if (wait != NULL)
-	ok_dev_error (first_base->dev, "out of memory queueing OpenACC"
-		      " work");
-      free (mark);
-      free (wait);
-      return false;
-    }
-  pthread_mutex_init (&m->lock, NULL);
-  pthread_cond_init (&m->cond, NULL);
-  m->refs = 2;
-  mark->u.marker = wait->u.marker = m;
-  gcn_acc_push (first, mark);
-  gcn_acc_push (later, wait);
-  return true;
-}
-
-bool
-gcn_acc_queue_callback (struct ok_acc_queue *base, void (*fn) (void *),
-			void *data)
-{
-  struct gcn_acc_queue *q = gcn_acc_queue (base);
-  struct gcn_acc_entry *e = gcn_acc_entry_new (q, GCN_ACC_CALLBACK);
-  if (e == NULL)
-    return false;
-  e->u.callback.fn = fn;
-  e->u.callback.data = data;
-  gcn_acc_push (q, e);
-  return true;
-}
-
-bool
-gcn_acc_queue_copy (struct ok_acc_queue *base, enum ok_copy_dir dir,
-		    void *dst, const void *src, size_t n)
-{
-  struct gcn_acc_queue *q = gcn_acc_queue (base);
-  struct gcn_acc_entry *e = gcn_acc_entry_new (q, GCN_ACC_COPY);
-  if (e == NULL)
-    return false;
-  e->u.copy.dir = dir;
-  e->u.copy.dst = dst;
-  e->u.copy.src = src;
-  e->u.copy.n = n;
-  gcn_acc_push (q, e);
-  return true;
 }
 
 /* Launches.  */
@@ -387,18 +120,7 @@ gcn_acc_exec (struct ok_device *d, void *fn, void *args,
   if (base == NULL)
     ok = ok_device_run (d, fn, args, &launch);
   else
-    {
-      struct gcn_acc_queue *q = gcn_acc_queue (base);
-      struct gcn_acc_entry *e = gcn_acc_entry_new (q, GCN_ACC_EXEC);
-      ok = e != NULL;
-      if (ok)
-	{
-	  e->u.exec.fn = fn;
-	  e->u.exec.args = args;
-	  e->u.exec.launch = launch;
-	  gcn_acc_push (q, e);
-	}
-    }
+    ok = ok_hostq_launch (base, fn, args, &launch);
   if (ok)
     ok_acc_launch_event (true, k->name, dims);
   return ok;
