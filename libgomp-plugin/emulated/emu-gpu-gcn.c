@@ -11,9 +11,10 @@
 
 bool
 emu_gpu_acc_dims (const char *name, const unsigned fixed[OK_ACC_DIMS],
-		  const unsigned given[OK_ACC_DIMS],
+		  bool known, const unsigned given[OK_ACC_DIMS],
 		  unsigned dims[OK_ACC_DIMS])
 {
+  (void) known;			/* GCC's gcn plugin checks nothing.  */
   ok_gcn_acc_dims (EMU_GPU_COMPUTE_UNITS, fixed, given, dims);
   OK_DEBUG ("OpenACC kernel %s: %u gangs of %u workers", name,
 	    dims[OK_ACC_GANG], dims[OK_ACC_WORKER]);

@@ -10,6 +10,8 @@
    can have blocks of the largest size, and the occupancy advice is the
    one the CUDA driver gives for such a kernel.  */
 
+#include <limits.h>
+
 #include "emu-internal.h"
 #include "nvptx-acc-dims.h"
 
@@ -40,13 +42,15 @@ emu_gpu_occupancy (void *arg, int limit, int *grids, int *blocks)
 
 bool
 emu_gpu_acc_dims (const char *name, const unsigned fixed[OK_ACC_DIMS],
-		  const unsigned given[OK_ACC_DIMS],
+		  bool known, const unsigned given[OK_ACC_DIMS],
 		  unsigned dims[OK_ACC_DIMS])
 {
   struct ok_nvptx_kernel k = {
     .name = name,
     .fixed = { fixed[0], fixed[1], fixed[2] },
-    .max_threads_per_block = emu_gpu.max_threads_per_block,
+    /* Without the compiler's dimensions, no limit refuses a launch.  */
+    .max_threads_per_block = known ? emu_gpu.max_threads_per_block
+				   : INT_MAX,
     .occupancy = emu_gpu_occupancy,
   };
   return ok_nvptx_acc_launch_dims (&emu_gpu, &k, given, dims);

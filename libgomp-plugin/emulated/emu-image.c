@@ -226,8 +226,9 @@ emu_unload_image (struct ok_device *d, void *handle)
 
 const char *
 emu_acc_kernel (struct emu_device *dev, void *fn, char *buf, size_t len,
-		unsigned fixed[OK_ACC_DIMS])
+		unsigned fixed[OK_ACC_DIMS], bool *known)
 {
+  *known = false;
   for (int i = 0; i < OK_ACC_DIMS; i++)
     fixed[i] = 0;
   for (struct ok_loaded_image *l = ok_images_first (&dev->base); l != NULL;
@@ -240,6 +241,7 @@ emu_acc_kernel (struct emu_device *dev, void *fn, char *buf, size_t len,
 	    {
 	      for (int i = 0; i < OK_ACC_DIMS; i++)
 		fixed[i] = img->oacc_dims[f].dim[i];
+	      *known = true;
 	      break;
 	    }
     }

@@ -315,21 +315,25 @@ bool emu_unload_image (struct ok_device *dev, void *handle);
 
 /* The name of OpenACC kernel FN of DEV, as emu_fn_name gives it, and the
    launch dimensions its device compiler fixed in FIXED (0 where it left
-   them to the run time, all 0 when unknown).  Called while DEV's images
-   are held.  */
+   them to the run time), with *KNOWN false and FIXED all 0 when the
+   image does not say them (a descriptor before version 3).  Called while
+   DEV's images are held.  */
 const char *emu_acc_kernel (struct emu_device *dev, void *fn, char *buf,
-			    size_t len, unsigned fixed[OK_ACC_DIMS]);
+			    size_t len, unsigned fixed[OK_ACC_DIMS],
+			    bool *known);
 
 /* ---- emu-gpu-nvptx.c or emu-gpu-gcn.c (one in each plugin) ---- */
 
 /* The launch of OpenACC kernel NAME as the plugin's GPU backend would
    make it on the GPU the emulated device models: the dimensions DIMS
    from the compiler's FIXED ones and libgomp's GIVEN ones, the GPU's
-   checks and GOMP_DEBUG lines.  False after a reported error: the launch
-   must not be made.  The code, compiled for the host, then runs as one
-   gang of one worker of one vector lane.  */
+   checks (only where the compiler's dimensions are KNOWN: without them
+   the checks would judge dimensions it may have lowered) and GOMP_DEBUG
+   lines.  False after a reported error: the launch must not be made.
+   The code, compiled for the host, then runs as one gang of one worker
+   of one vector lane.  */
 bool emu_gpu_acc_dims (const char *name, const unsigned fixed[OK_ACC_DIMS],
-		       const unsigned given[OK_ACC_DIMS],
+		       bool known, const unsigned given[OK_ACC_DIMS],
 		       unsigned dims[OK_ACC_DIMS]);
 /* After the launch of NAME has been made (queued or run).  */
 void emu_gpu_acc_launched (const char *name);

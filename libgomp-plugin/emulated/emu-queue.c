@@ -117,11 +117,13 @@ emu_acc_exec (struct ok_device *d, void *fn, void *args,
   struct emu_device *dev = emu_dev (d);
   char buf[2 + 2 * sizeof (void *) + 1];
   unsigned fixed[OK_ACC_DIMS], dims[OK_ACC_DIMS];
+  bool known;
   /* The launch the modelled GPU would make (emu-gpu-*.c), refused where
      it would be; the tool hears of it.  */
   ok_images_hold (d);
-  const char *name = emu_acc_kernel (dev, fn, buf, sizeof buf, fixed);
-  bool ok = emu_gpu_acc_dims (name, fixed, given, dims);
+  const char *name = emu_acc_kernel (dev, fn, buf, sizeof buf, fixed,
+				     &known);
+  bool ok = emu_gpu_acc_dims (name, fixed, known, given, dims);
   if (ok)
     ok_acc_launch_event (false, name, dims);
   ok_images_release (d);
