@@ -1,8 +1,8 @@
 /* The error contract of the plugins (plugin-core.h): every message goes
    through GOMP_PLUGIN_error with the plugin's name first, and a message
    about a device names it as its label says; GCC's own words where
-   programs match them whole (ok_inner_free_error) are the one
-   exception.  */
+   programs and libgomp's tests match them (ok_inner_free_error,
+   ok_gcc_words_error) are the exceptions.  */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +70,18 @@ ok_inner_free_error (const struct ok_device *dev, const void *ptr)
   GOMP_PLUGIN_error ("%s", ok_plugin.gcc_inner_free_words != NULL
 		     ? ok_plugin.gcc_inner_free_words
 		     : "invalid device address");
+}
+
+void
+ok_gcc_words_error (const char *detail, const char *fmt, ...)
+{
+  char words[512];
+  va_list ap;
+  va_start (ap, fmt);
+  vsnprintf (words, sizeof words, fmt, ap);
+  va_end (ap);
+  GOMP_PLUGIN_error ("%s [offloadkit-%s: %s]", words, ok_plugin.name,
+		     detail);
 }
 
 const char *

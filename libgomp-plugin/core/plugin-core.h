@@ -105,6 +105,14 @@ void ok_dev_error (const struct ok_device *dev, const char *fmt, ...)
    (ok_plugin.gcc_inner_free_words); what offloadkit knows more goes to
    OK_DEBUG, with DEV's label unless DEV is NULL.  */
 void ok_inner_free_error (const struct ok_device *dev, const void *ptr);
+/* The other exception: a failure that the program's device code causes
+   (a kernel that traps: abort, a failed assert, Fortran STOP), which
+   GCC's plugin reports in words that libgomp's tests match from the start
+   of the line (stop-1.f: "libgomp: cuStreamSynchronize error"), begins
+   with those words, FMT formatted, and goes on with offloadkit's own,
+   DETAIL, in brackets after the plugin's name.  */
+void ok_gcc_words_error (const char *detail, const char *fmt, ...)
+  OK_PRINTF (2, 3);
 
 /* "NAME (DESCRIPTION)" of driver result CODE as BACKEND's driver names
    it, written to BUF, which is returned.  */

@@ -109,8 +109,17 @@ cuda_kernel_error (struct cuda_device *dev, const struct cuda_kernel *k,
      with this result and no other sign of why; GCC's plugin says so too.  */
   const char *hint = (r == CUDA_ERROR_LAUNCH_FAILED
 		      ? " (perhaps abort was called)" : "");
-  ok_error ("kernel '%s' on device %d failed: %s: %s%s", k->name,
-	    dev->base.ord, call, ok_cuda_result (r, err, sizeof err), hint);
+  char detail[OK_CUDA_ERRLEN + 256];
+  snprintf (detail, sizeof detail, "kernel '%.120s' on device %d failed:"
+	    " %s: %s", k->name, dev->base.ord, call,
+	    ok_cuda_result (r, err, sizeof err));
+  /* GCC's CUDA_CALL words first ("cuStreamSynchronize error: unspecified
+     launch failure"), with the driver's text as GCC's cuda_error gives
+     it.  */
+  const char *name = NULL, *text = NULL;
+  cuda_describe_result (r, &name, &text);
+  ok_gcc_words_error (detail, "%s error: %s%s", call,
+		      text != NULL ? text : "unknown cuda error", hint);
 }
 
 /* Give back what JOB's launch held.  */

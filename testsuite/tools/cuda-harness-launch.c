@@ -142,6 +142,12 @@ test_launch (void)
     check ("kernel failure: the message suggests abort",
 	   fatal && error_says (e, "k_plain", "CUDA_ERROR_LAUNCH_FAILED",
 				"perhaps abort was called", NULL));
+    /* In GCC's nvptx plugin's words first, which libgomp's tests match
+       (stop-1.f).  */
+    static const char gcc_words[] = "cuStreamSynchronize error: unspecified"
+      " launch failure (perhaps abort was called) [offloadkit-nvptx: ";
+    check ("kernel failure: GCC's words first",
+	   strncmp (last_error (), gcc_words, sizeof gcc_words - 1) == 0);
   }
   check ("runs work after failed launches", run_one (0, 0, tv, NULL, &l));
 
