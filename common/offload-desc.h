@@ -23,8 +23,9 @@
 #define OK_DESC_MAGIC 0x54494b4fu
 /* 2: struct ok_tgt_desc gained kernel_info.  3: it gained oacc_dims
    (plugins still read version 2, whose targets array has the shorter
-   entries: common/desc-check.h).  */
-#define OK_DESC_VERSION 3u
+   entries: common/desc-check.h).  4: struct ok_openmp_target gained
+   device_exit_slot (its targets are version 3's).  */
+#define OK_DESC_VERSION 4u
 /* Low half of the GOMP version word for images built by offloadkit.  GCC 12
    uses 1 (nvptx) and 2 (gcn); GCC's plugins refuse anything above theirs,
    and ours tell the formats apart by it.  */
@@ -54,6 +55,11 @@
    included.  */
 #define OK_NOTE_OWNER "offloadkit"
 #define OK_NOTE_IMAGES 1u
+
+/* How a region's code ends the program on an emulated device (version
+   4's device_exit_slot): with STATUS, as the device's exit would.  Does
+   not return.  */
+typedef void ok_device_exit_fn (int status);
 
 /* GCC's __OFFLOAD_TABLE__: bounds of the host function table (one address
    per function) and of the host variable table ((address, size) pairs).  */
@@ -169,6 +175,17 @@ struct ok_openmp_target
      calls them where the compiler did not fold the answer (GCC folds
      acc_on_device when optimising).  NULL when the wrapper has none.  */
   int *(*acc_device_slot) (void);
+  /* From version 4, for emulated devices: the address of the calling
+     thread's "device exit" function pointer in the wrapper, which the
+     emulated device sets on the thread running a region (NULL outside)
+     to what ends a program from its device code.  The wrapper defines
+     weak gfortran STOP and ERROR STOP entry points (_gfortran_stop_numeric
+     and the like) that, while it and *DEVICE_NUM_SLOT () are set, do what
+     the device's libgfortran does, GCC's minimal one (the statement's
+     words on standard error, no "Error termination"), then call it with
+     the exit status; elsewhere they are the program's libgfortran's.
+     NULL when the wrapper has none.  */
+  ok_device_exit_fn **(*device_exit_slot) (void);
 };
 
 #endif /* OFFLOADKIT_OFFLOAD_DESC_H */

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "core-internal.h"
+#include "host-queue.h"
 #include "trace.h"
 
 /* The device whose region this thread runs as host code, or NULL.  */
@@ -57,7 +58,9 @@ ok_end_program (int status)
 _Noreturn void
 ok_device_exit (int status)
 {
-  if (ok_completion_thread_p ())
+  /* On an OpenACC queue's thread too: libgomp's exit handler destroys
+     the queues, which waits for this thread.  */
+  if (ok_completion_thread_p () || ok_hostq_self () != NULL)
     ok_end_program (status);
   exit (status);
 }

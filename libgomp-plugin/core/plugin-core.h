@@ -209,8 +209,9 @@ struct ok_device *ok_region_device (void);
 
 /* The device asked the program to end with STATUS (exit called in a
    kernel).  On a thread libgomp called the plugin on, that is exit
-   (STATUS); on a completion thread, where exit could wait forever for a
-   thread that waits for this one, ok_end_program (STATUS).  */
+   (STATUS); on a completion thread or an OpenACC queue's host thread
+   (host-queue.h), where exit could wait forever for a thread that waits
+   for this one, ok_end_program (STATUS).  */
 _Noreturn void ok_device_exit (int status);
 
 /* End the program from a thread of the plugin's own, at once, with

@@ -26,3 +26,15 @@ emu_gpu_acc_launched (const char *name)
 {
   (void) name;
 }
+
+/* A kernel that exits stops with the status in its return value, and
+   GCC's gcn plugin ends the process with its low byte, as the HSA
+   backend does.  */
+bool
+emu_gpu_region_exited (struct emu_device *dev, const char *kernel,
+		       int status)
+{
+  OK_DEBUG ("%s: kernel %s called exit (%d)", dev->base.label, kernel,
+	    status & 0xff);
+  ok_device_exit (status & 0xff);
+}

@@ -11,6 +11,7 @@
    one the CUDA driver gives for such a kernel.  */
 
 #include <limits.h>
+#include <stdio.h>
 
 #include "emu-internal.h"
 #include "nvptx-acc-dims.h"
@@ -61,4 +62,20 @@ emu_gpu_acc_launched (const char *name)
 {
   struct ok_nvptx_kernel k = { .name = name };
   ok_nvptx_acc_launched (&k);
+}
+
+/* A kernel that exits traps on an nvidia device, and GCC's plugin hears
+   it from the synchronisation as CUDA's "unspecified launch failure"; its
+   words come first, as the CUDA backend's (cuda_kernel_error) do.  */
+bool
+emu_gpu_region_exited (struct emu_device *dev, const char *kernel,
+		       int status)
+{
+  char detail[sizeof dev->base.label + 256];
+  snprintf (detail, sizeof detail, "kernel '%.120s' on %s called exit (%d),"
+	    " which traps on an nvidia device", kernel, dev->base.label,
+	    status);
+  ok_gcc_words_error (detail, "cuStreamSynchronize error: unspecified launch"
+		      " failure (perhaps abort was called)");
+  return false;
 }

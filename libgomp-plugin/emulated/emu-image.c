@@ -201,6 +201,8 @@ emu_load_image (struct ok_device *d, struct ok_image_req *req, void **handle)
   img->device_num_slot = req->desc->device_num_slot;
   if (req->desc->desc_version >= 3)
     img->acc_device_slot = req->desc->acc_device_slot;
+  if (req->desc->desc_version >= 4)
+    img->device_exit_slot = req->desc->device_exit_slot;
   struct ok_addr_pair *last = &req->table[req->num_funcs + req->num_vars];
   last->start = (uintptr_t) img->device_num;
   last->end = last->start + trailing;

@@ -284,6 +284,9 @@ struct emu_image
   /* The same for the OpenACC device type its acc_on_device answers
      with; NULL in descriptors before version 3.  */
   int *(*acc_device_slot) (void);
+  /* And the device exit function its Fortran STOP interposers call in a
+     region; NULL in descriptors before version 4.  */
+  ok_device_exit_fn **(*device_exit_slot) (void);
   /* For traces: the host functions and, when the descriptor has a target
      for this device type, their device names (NULL otherwise).  */
   size_t num_funcs;
@@ -338,6 +341,16 @@ bool emu_gpu_acc_dims (const char *name, const unsigned fixed[OK_ACC_DIMS],
 /* After the launch of NAME has been made (queued or run).  */
 void emu_gpu_acc_launched (const char *name);
 
+/* Region KERNEL of DEV called the device's exit with STATUS (Fortran
+   STOP or ERROR STOP in it; the wrappers' interposers printed the device
+   libgfortran's words) and ended there.  What the modelled GPU's plugin
+   then does: GCC's nvptx plugin reports the kernel's trap and the launch
+   fails (false, after the message); GCC's gcn plugin ends the process
+   with the status's low byte (ok_device_exit).  Called where the launch
+   is waited for.  */
+bool emu_gpu_region_exited (struct emu_device *dev, const char *kernel,
+			    int status);
+
 /* ---- emu-view.c ---- */
 
 /* Link variable V's pointer slot has just been written (libgomp maps the
@@ -368,6 +381,10 @@ struct emu_job
   int thread_limit;		/* From the launch; 0: the default.  */
   int num_teams;		/* Likewise, for the trace.  */
   bool done;
+  /* The region's code ended the program as device code does (Fortran
+     STOP in it), with EXIT_STATUS: the region ended there.  */
+  bool exited;
+  int exit_status;
   /* With tracing on: the threads the region ran with, and a name for
      its function when it has no other.  */
   unsigned threads;
@@ -385,8 +402,8 @@ const char *emu_fn_name (struct emu_device *dev, void *fn, char *buf,
 			 size_t len);
 
 /* Tell the wrappers of DEV's images whether the calling thread runs a
-   region of DEV (ON), for omp_get_device_num () and
-   omp_is_initial_device ().  */
+   region of DEV (ON), for omp_get_device_num (), omp_is_initial_device (),
+   acc_on_device () and the device exit of Fortran STOP.  */
 void emu_set_device_num (struct emu_device *dev, bool on);
 /* Whether the calling thread, which runs a region, runs it alone: it is
    in no parallel region of more than one thread.  */

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE 1
 
 #include <dlfcn.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,8 @@ emu_fn_name (struct emu_device *dev, void *fn, char *buf, size_t len)
   return buf;
 }
 
+static _Noreturn void emu_region_exit (int status);
+
 /* Tell the wrappers of DEV's images which device the calling thread runs
    a region of (ON), or that it runs none.  The program and each of its
    shared libraries have a wrapper, and the interposer that answers may be
@@ -85,6 +88,10 @@ emu_set_device_num (struct emu_device *dev, bool on)
 		   : NULL);
       if (type != NULL)
 	*type = ok_plugin.device_type;
+      ok_device_exit_fn **exit_fn = (img->device_exit_slot != NULL
+				     ? img->device_exit_slot () : NULL);
+      if (exit_fn != NULL)
+	*exit_fn = on ? emu_region_exit : NULL;
     }
 }
 
@@ -92,7 +99,34 @@ struct emu_region
 {
   struct emu_device *dev;
   struct emu_job *job;
+  jmp_buf exit_point;		/* Where the device exit ends it.  */
 };
+
+/* The region the calling thread runs.  */
+static __thread struct emu_region *emu_this_region;
+
+/* The device exit (offload-desc.h's device_exit_slot), which the wrappers
+   call only on a region's own thread while it runs the region's code:
+   the region ends there, as a kernel that exits does, whatever of its
+   code is left.  What follows is the modelled GPU's (emu_finish).  */
+static _Noreturn void
+emu_region_exit (int status)
+{
+  struct emu_region *region = emu_this_region;
+  struct emu_job *job = region->job;
+  job->exited = true;
+  job->exit_status = status;
+  if (emu_region_alone ())
+    longjmp (region->exit_point, 1);
+  /* Inside a parallel region of the region's, whose other threads wait
+     for this one in libgomp (and the end of this thread would wait for
+     them): the program ends here, as the GPU's plugin ends it.  The
+     worker holds the device's images for this thread.  */
+  const char *name = emu_fn_name (region->dev, (void *) job->fn,
+				  job->name_buf, sizeof job->name_buf);
+  emu_gpu_region_exited (region->dev, name, status);
+  ok_end_program (EXIT_FAILURE);
+}
 
 /* Run one region.  This is the region's initial thread: what it knows as
    "current device" and its OpenMP settings are its own.  It holds the
@@ -122,7 +156,10 @@ emu_region_thread (void *r)
       job->threads = (unsigned) (limit > 0 && limit < max ? limit
 				 : max > 0 ? max : 1);
     }
-  job->fn (job->tgt_vars);
+  emu_this_region = region;
+  if (setjmp (region->exit_point) == 0)
+    job->fn (job->tgt_vars);
+  emu_this_region = NULL;
   emu_set_device_num (region->dev, false);
   ok_region_leave ();
   emu_rev_disown ();
@@ -140,18 +177,18 @@ emu_region_thread (void *r)
 static void
 emu_execute (struct emu_device *dev, struct emu_job *job)
 {
-  struct emu_region region = { dev, job };
+  struct emu_region region = { .dev = dev, .job = job };
   pthread_t thread;
   ok_images_hold (&dev->base);
-  if (ok_trace_on ())
-    job->base.kernel = emu_fn_name (dev, (void *) job->fn, job->name_buf,
-				    sizeof job->name_buf);
   if (pthread_create (&thread, NULL, emu_region_thread, &region) == 0)
     pthread_join (thread, NULL);
   else
     /* No thread to be had: run it here, on the worker, rather than not
        at all; only settings a previous region changed can differ.  */
     emu_region_thread (&region);
+  if (ok_trace_on () || job->exited)
+    job->base.kernel = emu_fn_name (dev, (void *) job->fn, job->name_buf,
+				    sizeof job->name_buf);
   ok_images_release (&dev->base);
   /* Host-fallback code runs its teams one after another: for the trace,
      one block of the region's threads per team.  */
@@ -231,5 +268,7 @@ emu_finish (struct ok_device *d, struct ok_job *j)
   while (!job->done)
     pthread_cond_wait (&dev->done_cond, &dev->queue_lock);
   pthread_mutex_unlock (&dev->queue_lock);
+  if (job->exited)
+    return emu_gpu_region_exited (dev, job->base.kernel, job->exit_status);
   return true;
 }

@@ -495,10 +495,6 @@ gcn_wait (struct gcn_device *dev, const struct gcn_kernel *k,
 	}
       OK_DEBUG ("%s: kernel %s called exit (%u)", dev->base.label, k->name,
 		rv & 0xff);
-      /* On an OpenACC queue's thread exit would wait for ever: libgomp's
-	 exit handler destroys the queues, which waits for this thread.  */
-      if (gcn_thread_queue != NULL)
-	ok_end_program ((int) (rv & 0xff));
       ok_device_exit ((int) (rv & 0xff));
     default:
       ok_dev_error (&dev->base, "kernel '%s' left a corrupt exit value %#x",

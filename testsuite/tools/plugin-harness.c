@@ -269,10 +269,31 @@ region_devnum (void **tgt_vars)
   out[0] = harness_device_num;
 }
 
+/* The wrapper's device exit slot (descriptor version 4), as mkoffload's
+   wrapper defines it, counting the plugin's requests for it.  */
+static __thread ok_device_exit_fn *harness_device_exit;
+static int harness_exit_slot_asks;
+
+static ok_device_exit_fn **
+harness_device_exit_slot (void)
+{
+  __atomic_add_fetch (&harness_exit_slot_asks, 1, __ATOMIC_RELAXED);
+  return &harness_device_exit;
+}
+
+/* Region that reports whether the plugin gave its thread a device exit.  */
+static void
+region_exit_slot (void **tgt_vars)
+{
+  long *out = tgt_vars[0];
+  out[0] = harness_device_exit != NULL;
+}
+
 static void *const funcs[] = { (void *) region_count, (void *) region_link,
 			       (void *) region_gated, (void *) region_nested,
 			       (void *) region_inner_copy, (void *) region_alias,
-			       (void *) region_devnum };
+			       (void *) region_devnum,
+			       (void *) region_exit_slot };
 static void *const vars[] = {
   &hv_counter, (void *) sizeof hv_counter,
   hv_array, (void *) sizeof hv_array,
@@ -285,7 +306,7 @@ _Static_assert (sizeof vars0 / sizeof vars0[0] == NVARS + 1,
 
 static const unsigned char fake_ptx[] = "// not really PTX\n";
 static const char *const func_names[] = { "f0", "f1", "f2", "f3", "f4", "f5",
-					  "f6" };
+					  "f6", "f7" };
 _Static_assert (sizeof func_names / sizeof func_names[0] == NFUNCS,
 		"one name per function");
 static const char *const var_names[] = { "hv_counter", "hv_array",
@@ -323,7 +344,8 @@ build_descriptors (void)
     .magic = OK_DESC_MAGIC, .desc_version = OK_DESC_VERSION,
     .dev_version = OK_DEV_VERSION, .num_targets = 1, .targets = &tgt,
     .host_var_init = &hv_snapshot_ptr,
-    .device_num_slot = harness_device_num_slot };
+    .device_num_slot = harness_device_num_slot,
+    .device_exit_slot = harness_device_exit_slot };
 
   tgt2 = tgt;
   tgt2.num_funcs = 1;
@@ -373,8 +395,8 @@ test_bad_images (void)
   d.magic = 0x12345678;
   bad_load ("bad magic", version, &d, "0x54494b4f", "0x12345678");
 
-  /* Versions 2 (an earlier mkoffload's) and 3 are read; one before or
-     after them is refused with the range.  */
+  /* Versions 2 (an earlier mkoffload's) to OK_DESC_VERSION are read; one
+     before or after them is refused with the range.  */
   snprintf (found, sizeof found, "expected %u to %u", OK_DESC_VERSION_MIN,
 	    OK_DESC_VERSION);
   d = desc;
@@ -383,7 +405,11 @@ test_bad_images (void)
   d.desc_version = OK_DESC_VERSION_MIN - 1;
   bad_load ("descriptor version 1", version, &d, "version 1,", found);
   d.desc_version = OK_DESC_VERSION + 1;
-  bad_load ("descriptor version 4", version, &d, "version 4,", found);
+  char next[32], next_name[48];
+  snprintf (next, sizeof next, "version %u,", OK_DESC_VERSION + 1);
+  snprintf (next_name, sizeof next_name, "descriptor version %u",
+	    OK_DESC_VERSION + 1);
+  bad_load (next_name, version, &d, next, found);
 
   /* OpenACC dimensions with a flag this plugin does not know.  */
   struct ok_oacc_dims dims[NFUNCS] = { { { 0 }, 0 } };
@@ -422,15 +448,16 @@ test_bad_images (void)
   t = tgt;
   t.num_funcs = NFUNCS + 1;
   d.targets = &t;
-  bad_load ("function count mismatch", version, &d, "8 functions",
-	    "host table 7 and 3");
+  char counts[64], nfuncs[32];
+  snprintf (nfuncs, sizeof nfuncs, "%zu functions", NFUNCS + 1);
+  snprintf (counts, sizeof counts, "host table %zu and %zu", NFUNCS, NVARS);
+  bad_load ("function count mismatch", version, &d, nfuncs, counts);
 
   d = desc;
   t = tgt;
   t.num_vars = 1;
   d.targets = &t;
-  bad_load ("variable count mismatch", version, &d, "1 variables",
-	    "host table 7 and 3");
+  bad_load ("variable count mismatch", version, &d, "1 variables", counts);
 
   d = desc;
   d.host.vars_end = vars + 2 * NVARS - 1;
@@ -526,6 +553,33 @@ test_desc_v2 (void)
   check ("version 2: function entries", funcs_ok);
   free (t);
   check ("version 2: unloads", p_unload_image (0, version, &d));
+}
+
+/* A descriptor of version 3 ends before device_exit_slot: the plugin
+   must not read it (here it is there, and counts).  */
+static void
+test_desc_v3 (void)
+{
+  struct ok_openmp_target d = desc;
+  d.desc_version = 3;
+  int asks = __atomic_load_n (&harness_exit_slot_asks, __ATOMIC_RELAXED);
+  struct ok_addr_pair *t = load (0, &d, NFUNCS + NVARS + 1);
+  check ("version 3: loads", t != NULL);
+  if (t == NULL)
+    return;
+  free (t);
+  long *out = p_alloc (0, sizeof (long));
+  void **tv = p_alloc (0, sizeof (void *));
+  p_host2dev (0, tv, &out, sizeof out);
+  p_run (0, (void *) region_exit_slot, tv, NULL);
+  long res = -1;
+  p_dev2host (0, &res, out, sizeof res);
+  check ("version 3: no device exit for the region", res == 0);
+  check ("version 3: its device exit slot never read",
+	 __atomic_load_n (&harness_exit_slot_asks, __ATOMIC_RELAXED) == asks);
+  p_free (0, out);
+  p_free (0, tv);
+  check ("version 3: unloads", p_unload_image (0, version, &d));
 }
 
 static void
@@ -767,6 +821,13 @@ test_run (void)
 	 harness_device_num == -1);
   devnum = 0;
   p_host2dev (0, (void *) vars0[3].start, &devnum, sizeof devnum);
+
+  /* And, from descriptor version 4, the device exit of Fortran STOP.  */
+  p_run (0, (void *) region_exit_slot, tv, NULL);
+  p_dev2host (0, res, out, sizeof res);
+  check ("device exit set for the region", res[0] == 1);
+  check ("device exit not set for the launching thread",
+	 harness_device_exit == NULL);
 
   /* Nested launches, same device and another one.  */
   for (int d = 0; d < 2; d++)
@@ -1086,6 +1147,7 @@ main (int argc, char **argv)
   build_descriptors ();
   test_bad_images ();
   test_desc_v2 ();
+  test_desc_v3 ();
   test_load_table ();
 
   /* Keep the first image's variable entries for the later tests.  */

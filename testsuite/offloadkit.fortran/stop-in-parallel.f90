@@ -1,0 +1,26 @@
+! STOP in a parallel region inside a target region, on the thread that
+! started it while the other threads wait at the region's end: the
+! program ends as from the target region itself (nvidia: the kernel's
+! trap; radeon: the exit status), without waiting for them.
+! { dg-set-target-env-var GFORTRAN_UNBUFFERED_PRECONNECTED y }
+program stop_in_parallel
+  use omp_lib
+  implicit none
+  integer :: n
+
+  n = 21
+  print *, "CheCKpOInT"
+  !$omp target map(to: n)
+  !$omp parallel num_threads(2)
+  if (omp_get_thread_num () == 0 .and. .not. omp_is_initial_device ()) &
+    stop n
+  !$omp end parallel
+  !$omp end target
+  print *, "WrONg WAy"
+end program stop_in_parallel
+
+! { dg-output "CheCKpOInT(\n|\r\n|\r)+STOP 21(\n|\r\n|\r)+" }
+! { dg-output "libgomp: cuStreamSynchronize error: unspecified launch failure \\(perhaps abort was called\\)" { target offload_nvptx } }
+! { dg-output "$" { target offload_amdgcn } }
+! { dg-shouldfail "an nvidia device's exit traps" { offload_nvptx } }
+! { dg-exit-status 21 { offload_amdgcn } }
