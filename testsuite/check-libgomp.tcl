@@ -254,9 +254,10 @@ proc plan_unsupported { directives lang } {
 
 # What the directives DIRS of test FILE say for language LANG on a machine
 # with (DEVICE 1) or without an offload device: a dict of do (the dg-do
-# action), opts, srcs, envs, shouldfail, xfail, unsupported (why, or "")
-# and output_re.  CFG says how the test is compiled: OPTS0, the options
-# before the test's own (OpenMP: -O2, which dg-options replaces; OpenACC:
+# action), opts, srcs, envs, shouldfail, xfail, unsupported (why, or ""),
+# output_re and output_xfail (1: the output test is expected to fail).
+# CFG says how the test is compiled: OPTS0, the options before the test's
+# own (OpenMP: -O2, which dg-options replaces; OpenACC:
 # the torture level and the configuration's, which stay), ACC the
 # OpenACC device type configured ("" for OpenMP tests), LEVEL the
 # optimisation level.
@@ -277,6 +278,7 @@ proc plan_fields { f dirs_ lang device cfg } {
     set xfail 0
     set unsupported ""
     set output_re ""
+    set output_xfail 0
     # The test's own options first: skip and xfail lists look at all.
     foreach dv $dirs_ {
 	switch -- [lindex $dv 0] {
@@ -348,12 +350,15 @@ proc plan_fields { f dirs_ lang device cfg } {
 		lappend envs "[lindex $dv 1]=[lindex $dv 2]"
 	    }
 	    dg-output {
-		# Output expected to be missing ({ xfail X }) is not asked
-		# for: DejaGnu counts it XFAIL, not a failure, either way.
+		# As DejaGnu's dg-output: a pattern marked { xfail X } is
+		# asked for all the same, and where X applies the output
+		# test as a whole is expected to fail (XFAIL when the
+		# output does not match, XPASS when it does).
 		set sel [lindex $dv 2]
 		if { [lindex $sel 0] eq "xfail" } {
-		    if { ![sel_applies $sel $lang] } {
-			append output_re [lindex $dv 1]
+		    append output_re [lindex $dv 1]
+		    if { [sel_applies $sel $lang] } {
+			set output_xfail 1
 		    }
 		} elseif { [llength $dv] < 3 || [sel_applies $sel $lang] } {
 		    append output_re [lindex $dv 1]
@@ -370,7 +375,8 @@ proc plan_fields { f dirs_ lang device cfg } {
     lassign $saved ::device_mode ::acc_type ::opt_level
     return [dict create do $do opts $opts srcs $srcs \
 	envs $envs shouldfail $shouldfail xfail $xfail \
-	unsupported $unsupported output_re $output_re]
+	unsupported $unsupported output_re $output_re \
+	output_xfail $output_xfail]
 }
 
 # How GCC's OpenACC testsuite (libgomp.oacc-c/c.exp and its siblings)
@@ -497,6 +503,7 @@ proc plan_job { f dirs_ lang id bcfg ocfg jobdir n } {
 	puts $o "${p}_ENVS=[shq [dict get $fields envs]]"
 	puts $o "${p}_SHOULDFAIL=[dict get $fields shouldfail]"
 	puts $o "${p}_XFAIL=[dict get $fields xfail]"
+	puts $o "${p}_OUTPUT_XFAIL=[dict get $fields output_xfail]"
 	set re [dict get $fields output_re]
 	if { $re ne "" } {
 	    set r [open $jd/output-[string tolower $p].re w]
