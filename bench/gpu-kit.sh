@@ -92,7 +92,8 @@ shift 2
 
 # Plan and compile offloadkit's own run tests into $1 (a directory):
 # one job directory per test with a.out, env (NAME=VALUE lines), name,
-# shouldfail, output.re (dg-output), and a manifest.
+# shouldfail, exitstatus (dg-exit-status; empty: none), output.re
+# (dg-output), and a manifest.
 build_tests () {
   dest=$1
   mkdir -p "$dest/jobs"
@@ -121,14 +122,23 @@ build_tests () {
     echo "$rel" > "$jd/name"
     sed -n 's/.*{ *dg-set-target-env-var  *\([A-Za-z_][A-Za-z0-9_]*\)  *\([^ }]*\) *}.*/\1=\2/p' \
       "$f" > "$jd/env"
-    if grep -q '{ *dg-shouldfail' "$f"; then echo 1; else echo 0; fi > "$jd/shouldfail"
-    re=$(sed -n 's/.*{ *dg-output  *"\([^"]*\)".*/\1/p' "$f")
+    # The kit builds for nvptx-none: directives whose target selector is
+    # offload_amdgcn are not its.
+    dirs=$(grep '{ *dg-' "$f" | grep -v 'offload_amdgcn')
+    if echo "$dirs" | grep -q '{ *dg-shouldfail'; then echo 1; else echo 0; fi \
+      > "$jd/shouldfail"
+    echo "$dirs" | sed -n 's/.*{ *dg-exit-status  *\([0-9]*\).*/\1/p' \
+      | tail -n 1 > "$jd/exitstatus"
+    # DejaGnu joins the patterns as they are.
+    re=$(echo "$dirs" | sed -n 's/.*{ *dg-output  *"\([^"]*\)".*/\1/p' \
+      | tr -d '\n')
     [ -z "$re" ] || printf '%s' "$re" > "$jd/output.re"
     # Directives this planner does not understand make the test fail
     # visibly rather than run differently from make check.
     other=$(grep -o '{ *dg-[a-z-]*' "$f" | sed 's/{ *//' | sort -u \
       | grep -v -x -e dg-do -e dg-options -e dg-additional-sources \
-          -e dg-set-target-env-var -e dg-shouldfail -e dg-output)
+          -e dg-set-target-env-var -e dg-shouldfail -e dg-output \
+          -e dg-exit-status)
     fflags=
     [ $drv = gfortran ] && fflags="-J$jd"
     # shellcheck disable=SC2086 # word lists
@@ -364,9 +374,11 @@ run_tests () {
       echo "exit status $rc" >> run.log
       cd "$res" || exit 2
       sf=$(cat "$jd/shouldfail")
+      xs=$(cat "$jd/exitstatus" 2>/dev/null)
       if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then st=FAIL:timeout
-      elif [ "$sf" = 1 ] && [ $rc -eq 0 ]; then st=FAIL:run
-      elif [ "$sf" = 0 ] && [ $rc -ne 0 ]; then st=FAIL:run
+      elif [ -n "$xs" ] && [ $rc -ne "$xs" ]; then st=FAIL:run
+      elif [ -z "$xs" ] && [ "$sf" = 1 ] && [ $rc -eq 0 ]; then st=FAIL:run
+      elif [ -z "$xs" ] && [ "$sf" = 0 ] && [ $rc -ne 0 ]; then st=FAIL:run
       elif [ -f "$jd/output.re" ] && ! "$p/tools/tclsh" \
           "$repo/testsuite/check-libgomp.tcl" match "$jd/output.re" \
           "$rdir/$j/run.log"; then st=FAIL:output

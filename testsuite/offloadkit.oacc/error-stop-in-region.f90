@@ -16,7 +16,7 @@ program error_stop_in_region
 end program error_stop_in_region
 
 ! { dg-output "CheCKpOInT(\n|\r\n|\r)+ERROR STOP SiGN(\n|\r\n|\r)+" }
-! { dg-output "libgomp: cuStreamSynchronize error: unspecified launch failure \\(perhaps abort was called\\)" { target offload_nvptx } }
+! { dg-output "libgomp: cuStreamSynchronize error: unspecified launch failure .perhaps abort was called." { target offload_nvptx } }
 ! { dg-output "$" { target offload_amdgcn } }
 ! { dg-shouldfail "an nvidia device's exit traps" { offload_nvptx } }
 ! { dg-exit-status 1 { offload_amdgcn } }

@@ -16,7 +16,7 @@ program stop_async
 end program stop_async
 
 ! { dg-output "CheCKpOInT(\n|\r\n|\r)+STOP 3(\n|\r\n|\r)+" }
-! { dg-output "libgomp: cuStreamSynchronize error: unspecified launch failure \\(perhaps abort was called\\)" { target offload_nvptx } }
+! { dg-output "libgomp: cuStreamSynchronize error: unspecified launch failure .perhaps abort was called." { target offload_nvptx } }
 ! { dg-output "$" { target offload_amdgcn } }
 ! { dg-shouldfail "an nvidia device's exit traps" { offload_nvptx } }
 ! { dg-exit-status 3 { offload_amdgcn } }
