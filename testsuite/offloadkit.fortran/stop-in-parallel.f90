@@ -12,8 +12,7 @@ program stop_in_parallel
   print *, "CheCKpOInT"
   !$omp target map(to: n)
   !$omp parallel num_threads(2)
-  if (omp_get_thread_num () == 0 .and. .not. omp_is_initial_device ()) &
-    stop n
+  if (omp_get_thread_num () == 0) stop n
   !$omp end parallel
   !$omp end target
   print *, "WrONg WAy"
