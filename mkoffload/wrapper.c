@@ -196,6 +196,8 @@ put_device_identity (FILE *f)
 static void
 put_fortran_stop (FILE *f)
 {
+  /* Initial-exec, as mko_device_num (put_device_identity); one more
+     pointer of static TLS.  */
   fputs ("static __thread ok_device_exit_fn *mko_device_exit"
 	 " __attribute__ ((tls_model (\"initial-exec\")));\n\n"
 	 "static ok_device_exit_fn **\n"
@@ -212,6 +214,10 @@ put_fortran_stop (FILE *f)
 	 "  void *fn = dlsym (RTLD_NEXT, name);\n"
 	 "  return fn ? fn : dlsym (RTLD_DEFAULT, name);\n"
 	 "}\n\n"
+	 /* As the minimal libgfortran's estr_write: straight to file
+	    descriptor 2.  The results are looked at only because glibc
+	    asks for it: with standard error gone there is nothing left
+	    to do.  */
 	 "static void\n"
 	 "mko_stop_words (const char *what, const char *string, size_t len)\n"
 	 "{\n"
