@@ -5,16 +5,26 @@
    device code), then one "nvlink" of all the objects into an executable
    cubin that cuModuleLoadData takes as it is.  All the ptxas jobs of all
    architectures go to ok_run_commands at once, so they share the CPUs;
-   the nvlink jobs (one per architecture, fast) follow.
+   the nvlink jobs (one per architecture) follow.  As many run at a time
+   as there are CPUs and GiBs of available memory, whichever is fewer.
 
-   About 20 of the modules of each link are the same every time: the
-   accel toolchain's libgomp and newlib members.  Compiling them takes
-   most of the time (1.1 s of CPU per architecture for a tiny program), so
-   their objects are cached, keyed by a hash of ptxas' --version output,
-   the ptxas arguments and the module text.  The link's own modules (the
-   program's, and the function tables mkoffload appends) change with
-   every edit and are never cached, so the cache does not grow with the
-   number of programs built.  */
+   The program's own module, when it has many functions, is compiled in
+   parts (ptx-split.h): ptxas' time and memory grow much faster than a
+   module's size, and a whole one of GCC's largest libgomp tests needs
+   7 GB; each part stays under 150 MB.
+
+   Compiled objects are cached, keyed by a hash of ptxas' --version
+   output, the ptxas arguments and the module's (or part's) text: the
+   accel toolchain's library modules, about 20 in every link, which take
+   most of the time of a small program's link, and the link's own
+   modules, so that linking a program again after an edit of its host
+   code only, or of one part of its device code, compiles nothing, or
+   that part.  The cache is kept under a size (OFFLOADKIT_CACHE_SIZE,
+   256 MiB by default) by removing the entries used least recently.
+
+   The objects ptxas writes are named *.cubin: nvlink of CUDA 11 takes an
+   input named *.o for a host object and links nothing of a device
+   object so named.  */
 
 #define _GNU_SOURCE 1
 #include "config.h"
@@ -28,10 +38,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/time.h>
+
 #include "diag.h"
 #include "elf-check.h"
 #include "file-io.h"
 #include "ptx-aot.h"
+#include "ptx-split.h"
 #include "run-command.h"
 #include "tempfile.h"
 
@@ -122,41 +137,44 @@ make_dirs (const char *dir)
 }
 
 /* What is wrong with DATA[0, LEN), the contents of the cache entry
-   PATH: a malloc'd description, or NULL when it is a whole ptxas object
-   (ptxas' objects are checked so before they are stored, but a full disk
-   or a hand copy can still cut one short).  */
+   PATH, a ptxas object for sm_SM: a malloc'd description, or NULL when
+   it is a whole one (ptxas' objects are checked so before they are
+   stored, but a full disk or a hand copy can still cut one short).  */
 static char *
-cache_entry_problem (const char *path, const char *data, size_t len)
+cache_entry_problem (const char *path, const char *data, size_t len,
+		     unsigned sm)
 {
-  return ok_elf_image_problem (path, (const unsigned char *) data, len,
-			       EM_CUDA, ET_REL, NULL, 0);
+  struct ok_cuda_want want = { .type = ET_REL, .sm = sm };
+  return ok_cuda_elf_problem (path, (const unsigned char *) data, len,
+			      &want);
 }
 
-/* On a hit, a copy of the cached object for module M (0-based) and GPU,
-   as an intermediate file of this link: nvlink then reads a file that
-   nobody else touches, even if the cache is cleaned meanwhile.  NULL on
-   a miss, or a damaged entry, which is removed (to be compiled and
-   stored again); and also, with *FAILED set, when the copy cannot be
-   written (reported).  */
+/* On a hit, a copy of the cached object for UNIT (named STEM in file
+   names) and sm_SM, as an intermediate file of this link: nvlink then reads a file that nobody
+   else touches, even if the cache is cleaned meanwhile.  The entry's
+   time is brought up to date: the cache is trimmed by it.  NULL on a
+   miss, or a damaged entry, which is removed (to be compiled and stored
+   again); and also, with *FAILED set, when the copy cannot be written
+   (reported).  */
 static const char *
-cache_fetch (struct mko_ctx *ctx, const char *path, size_t m,
-	     const char *gpu, int *failed)
+cache_fetch (struct mko_ctx *ctx, const char *path, const char *unit,
+	     const char *stem, unsigned sm, int *failed)
 {
   size_t len;
   char *data = ok_read_file (path, &len, NULL);
   if (!data)
     return NULL;
-  char *why = cache_entry_problem (path, data, len);
+  char *why = cache_entry_problem (path, data, len, sm);
   if (why)
     {
-      ok_inform ("module %zu for %s: removed the damaged cache entry: %s",
-		 m + 1, gpu, why);
+      ok_inform ("%s for sm_%u: removed the damaged cache entry: %s", unit,
+		 sm, why);
       unlink (path);
       free (why);
       free (data);
       return NULL;
     }
-  char *suffix = xasprintf (".mkoffload.%zu.%s.o", m + 1, gpu);
+  char *suffix = xasprintf (".mkoffload.%s.sm_%u.cubin", stem, sm);
   const char *obj = mko_intermediate (ctx, suffix);
   free (suffix);
   int rc = mko_write_file (obj, data, len);
@@ -166,7 +184,8 @@ cache_fetch (struct mko_ctx *ctx, const char *path, size_t m,
       *failed = 1;
       return NULL;
     }
-  ok_inform ("module %zu for %s: cached '%s'", m + 1, gpu, path);
+  utimensat (AT_FDCWD, path, NULL, 0);
+  ok_inform ("%s for sm_%u: cached '%s'", unit, sm, path);
   return obj;
 }
 
@@ -209,12 +228,13 @@ cache_store (const char *src, const char *dir, const char *dest)
   free (data);
 }
 
-/* What the cache needs to know about the ptxas in use.  NULL when its
-   --version cannot be run: then nothing is cached.  */
+/* What the cache needs to know about the ptxas or nvlink in use, TOOL:
+   its --version output.  NULL when that cannot be run: then nothing is
+   cached.  */
 static char *
-ptxas_identity (const char *ptxas)
+tool_identity (const char *tool)
 {
-  const char *argv[] = { ptxas, "--version", NULL };
+  const char *argv[] = { tool, "--version", NULL };
   char *out = NULL;
   struct ok_command cmd = { .argv = argv, .out = &out, .quiet = 1 };
   if (ok_run_command (&cmd) != 0 || !out || !*out)
@@ -225,20 +245,140 @@ ptxas_identity (const char *ptxas)
   return out;
 }
 
+/* The cache's size limit in bytes: OFFLOADKIT_CACHE_SIZE (a number of
+   bytes, or of KiB, MiB or GiB with the suffix K, M or G), else 256 MiB.
+   Return 0, or -1 after reporting one error for a malformed value.  */
+static int
+cache_limit (uint64_t *limit)
+{
+  const char *v = getenv ("OFFLOADKIT_CACHE_SIZE");
+  *limit = (uint64_t) 256 << 20;
+  if (!v || !*v)
+    return 0;
+  char *end;
+  errno = 0;
+  unsigned long long n = strtoull (v, &end, 10);
+  unsigned shift = 0;
+  switch (*end)
+    {
+    case 'K': shift = 10; end++; break;
+    case 'M': shift = 20; end++; break;
+    case 'G': shift = 30; end++; break;
+    default: break;
+    }
+  if (errno || end == v || *end || v[0] == '-' || n > (UINT64_MAX >> shift))
+    {
+      ok_error ("OFFLOADKIT_CACHE_SIZE: expected a size such as 256M (a"
+		" number of bytes, or with K, M or G), found '%s'", v);
+      return -1;
+    }
+  *limit = (uint64_t) n << shift;
+  return 0;
+}
+
+/* One entry of the cache, for trimming.  */
+struct cache_entry
+{
+  char *name;
+  struct timespec used;
+  uint64_t size;
+};
+
+static int
+older_first (const void *a, const void *b)
+{
+  const struct cache_entry *x = a, *y = b;
+  if (x->used.tv_sec != y->used.tv_sec)
+    return x->used.tv_sec < y->used.tv_sec ? -1 : 1;
+  return (x->used.tv_nsec > y->used.tv_nsec) - (x->used.tv_nsec < y->used.tv_nsec);
+}
+
+/* When the entries of the cache DIR add up to more than LIMIT bytes,
+   remove the ones used least recently (by their modification time, which
+   a hit brings up to date) until they are under three quarters of it.
+   Other links may be trimming or reading at the same time: an entry
+   already gone is fine, and a link reads an entry whole before using
+   it.  */
+static void
+cache_trim (const char *dir, uint64_t limit)
+{
+  DIR *d = opendir (dir);
+  if (!d)
+    return;
+  struct cache_entry *v = NULL;
+  size_t n = 0;
+  uint64_t total = 0;
+  struct dirent *de;
+  while ((de = readdir (d)) != NULL)
+    {
+      struct stat st;
+      if (strncmp (de->d_name, "nvptx-", 6) != 0
+	  || fstatat (dirfd (d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0
+	  || !S_ISREG (st.st_mode))
+	continue;
+      v = xrealloc (v, (n + 1) * sizeof *v);
+      v[n++] = (struct cache_entry) { xstrdup (de->d_name), st.st_mtim,
+				      (uint64_t) st.st_size };
+      total += (uint64_t) st.st_size;
+    }
+  if (total > limit)
+    {
+      qsort (v, n, sizeof *v, older_first);
+      size_t removed = 0;
+      for (size_t i = 0; i < n && total > limit / 4 * 3; i++)
+	if (unlinkat (dirfd (d), v[i].name, 0) == 0 || errno == ENOENT)
+	  {
+	    total -= v[i].size;
+	    removed++;
+	  }
+      ok_inform ("cache '%s' over %llu bytes: removed the %zu entries used"
+		 " least recently", dir, (unsigned long long) limit, removed);
+    }
+  for (size_t i = 0; i < n; i++)
+    free (v[i].name);
+  free (v);
+  closedir (d);
+}
+
 /* ---- Compiling and linking.  ---------------------------------------- */
 
+/* How many tools to run at a time: as many as there are CPUs, but no
+   more than GiBs of memory are available, since a ptxas of a large
+   module may need the better part of one (MemAvailable of /proc/meminfo;
+   unknown: the CPUs decide).  */
+static unsigned
+tool_jobs (void)
+{
+  long cpus = sysconf (_SC_NPROCESSORS_ONLN);
+  unsigned jobs = cpus > 0 ? (unsigned) cpus : 1;
+  FILE *f = fopen ("/proc/meminfo", "r");
+  if (f)
+    {
+      char line[128];
+      unsigned long long kib;
+      while (fgets (line, sizeof line, f))
+	if (sscanf (line, "MemAvailable: %llu kB", &kib) == 1)
+	  {
+	    unsigned long long gib = kib >> 20;
+	    if (gib < jobs)
+	      jobs = gib > 0 ? (unsigned) gib : 1;
+	    break;
+	  }
+      fclose (f);
+    }
+  return jobs;
+}
+
 /* Check OUTPUT, a WHAT that the tool NAME (run as TOOL) wrote and exited
-   with status 0: a well-formed ELF file for EM_CUDA, of type TYPE,
-   defining each of the N functions FUNCTIONS.  A tool that says it
-   succeeded can still leave nothing, or a file without the kernels,
-   which would be embedded and fail only when the program runs.  Return
-   0, or -1 after reporting one error naming the tool and the file.  */
+   with status 0, against WANT.  A tool that says it succeeded can still
+   leave nothing, or a file without the kernels, which would be embedded
+   and fail only when the program runs.  Return 0, or -1 after reporting
+   one error naming the tool and the file.  */
 static int
 check_tool_output (const char *name, const char *tool, const char *what,
-		   const char *output, unsigned type,
-		   const char *const *functions, size_t n)
+		   const char *output, const struct ok_cuda_want *want)
 {
-  char *why = ok_elf_file_problem (output, EM_CUDA, type, functions, n);
+  char *why = ok_cuda_file_problem (output, want);
   if (!why)
     return 0;
   ok_error ("%s '%s' produced an unusable %s: %s", name, tool, what, why);
@@ -246,34 +386,117 @@ check_tool_output (const char *name, const char *tool, const char *what,
   return -1;
 }
 
-/* One ptxas run: module MOD for architecture ARCH.  */
+/* What ptxas compiles: a module of the link, or a part of one.  */
+struct unit
+{
+  const char *text;
+  size_t module;		/* 0-based.  */
+  size_t part, nparts;		/* 0-based; NPARTS 1 for a whole module.  */
+  int own;			/* The link's own, not a library member.  */
+  const char *file;		/* Written once, for all architectures.  */
+  char label[96];		/* "module 3", "part 2 of 16 of module 1".  */
+};
+
+/* One ptxas run: unit U for architecture ARCH.  */
 struct job
 {
-  size_t mod, arch;
-  const char **argv;
+  size_t unit, arch;
   const char *obj;		/* Its output; nvlink's input.  */
   char *cache_path;		/* Where to store it, or NULL.  */
 };
+
+/* AOT's modules as units, the own ones split where they are large.  The
+   parts' texts are stored in *PARTS (to free).  */
+static struct unit *
+make_units (const struct mko_ptx_aot *aot, size_t *nunits,
+	    struct mko_argv *parts)
+{
+  struct unit *units = NULL;
+  size_t n = 0;
+  for (size_t m = 0; m < aot->nmodules; m++)
+    {
+      char **chunks = NULL;
+      size_t nchunks = 0;
+      if (aot->own[m])
+	{
+	  /* The others: every module but this one.  */
+	  char **others = xcalloc (aot->nmodules, sizeof *others);
+	  size_t k = 0;
+	  for (size_t o = 0; o < aot->nmodules; o++)
+	    if (o != m)
+	      others[k++] = aot->modules[o];
+	  nchunks = mko_ptx_split (aot->modules[m], others, k,
+				   MKO_PTX_CHUNK_DEFS, &chunks);
+	  free (others);
+	  if (nchunks)
+	    ok_inform ("PTX module %zu of '%s': compiled in %zu parts of at"
+		       " most %d function definitions", m + 1, aot->ptx,
+		       nchunks, MKO_PTX_CHUNK_DEFS);
+	}
+      size_t count = nchunks ? nchunks : 1;
+      units = xrealloc (units, (n + count) * sizeof *units);
+      for (size_t c = 0; c < count; c++)
+	{
+	  struct unit *u = &units[n++];
+	  *u = (struct unit) { .text = nchunks ? chunks[c] : aot->modules[m],
+			       .module = m, .part = c, .nparts = count,
+			       .own = aot->own[m] };
+	  if (nchunks)
+	    {
+	      mko_argv_push (parts, chunks[c]);
+	      snprintf (u->label, sizeof u->label, "part %zu of %zu of module"
+			" %zu", c + 1, count, m + 1);
+	    }
+	  else
+	    snprintf (u->label, sizeof u->label, "module %zu", m + 1);
+	}
+      free (chunks);
+    }
+  *nunits = n;
+  return units;
+}
+
+/* The cache key of UNIT's text for ptxas IDENT and GPU ("sm_90").  */
+static char *
+cache_key (const char *ident, const char *gpu, const char *text)
+{
+  /* The key covers everything that makes ptxas' output what it is;
+     "-c --gpu-name sm_NN" stands for the argument vector of
+     mko_ptx_aot, file names aside.  */
+  struct hash128 h;
+  hash_init (&h);
+  hash_str (&h, "offloadkit ptxas cache 1");
+  hash_str (&h, ident);
+  hash_str (&h, "-c");
+  hash_str (&h, "--gpu-name");
+  hash_str (&h, gpu);
+  hash_str (&h, text);
+  return hash_hex (&h);
+}
 
 int
 mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
 	     const char **cubins)
 {
-  size_t nmods = aot->nmodules, narchs = aot->narchs;
-  const char **mod_files = xcalloc (nmods, sizeof *mod_files);
-  struct job *jobs = xcalloc (nmods * narchs, sizeof *jobs);
-  const char **objs = xcalloc (nmods * narchs, sizeof *objs);
-  struct ok_command *cmds = xcalloc (nmods * narchs + narchs, sizeof *cmds);
+  size_t narchs = aot->narchs, nunits;
+  struct mko_argv parts = { 0 };
+  struct unit *units = make_units (aot, &nunits, &parts);
+  struct job *jobs = xcalloc (nunits * narchs, sizeof *jobs);
+  const char **objs = xcalloc (nunits * narchs, sizeof *objs);
+  struct ok_command *cmds = xcalloc (nunits * narchs + narchs, sizeof *cmds);
+  /* Each object's cache key, for the key of the cubin linked of them.  */
+  char **keys = xcalloc (nunits * narchs, sizeof *keys);
   size_t njobs = 0;
   int rc = -1;
+  uint64_t limit;
+  unsigned tools = tool_jobs ();
+  size_t *order = NULL, *sizes = NULL;
 
-  /* The cache, for the library modules, when there are some.  */
-  char *dir = NULL, *ident = NULL;
-  int have_library = 0;
-  for (size_t m = 0; m < nmods; m++)
-    if (!aot->own[m])
-      have_library = 1;
-  if (have_library && (dir = cache_dir ()))
+  /* The cache.  */
+  char *dir = NULL, *ident = NULL, *link_ident = NULL;
+  if (cache_limit (&limit) < 0)
+    goto out;
+  if ((dir = cache_dir ()))
     {
       if (make_dirs (dir) < 0)
 	{
@@ -282,74 +505,77 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
 	  free (dir);
 	  dir = NULL;
 	}
-      else if (!(ident = ptxas_identity (aot->ptxas)))
+      else if (!(ident = tool_identity (aot->ptxas))
+	       || !(link_ident = tool_identity (aot->nvlink)))
 	{
 	  free (dir);
 	  dir = NULL;
 	}
     }
 
-  /* Largest modules first: with several jobs at a time, the longest
-     ones then do not start last and hold up the link.  */
-  size_t *order = xcalloc (nmods, sizeof *order);
-  size_t *sizes = xcalloc (nmods, sizeof *sizes);
-  for (size_t m = 0; m < nmods; m++)
+  /* Largest units first: with several jobs at a time, the longest ones
+     then do not start last and hold up the link.  */
+  order = xcalloc (nunits ? nunits : 1, sizeof *order);
+  sizes = xcalloc (nunits ? nunits : 1, sizeof *sizes);
+  for (size_t u = 0; u < nunits; u++)
     {
-      sizes[m] = strlen (aot->modules[m]);
-      size_t k = m;
-      for (; k > 0 && sizes[order[k - 1]] < sizes[m]; k--)
+      sizes[u] = strlen (units[u].text);
+      size_t k = u;
+      for (; k > 0 && sizes[order[k - 1]] < sizes[u]; k--)
 	order[k] = order[k - 1];
-      order[k] = m;
+      order[k] = u;
     }
 
   for (size_t a = 0; a < narchs; a++)
     {
       char gpu[32];
       snprintf (gpu, sizeof gpu, "sm_%d", aot->archs[a]);
-      for (size_t k = 0; k < nmods; k++)
+      for (size_t k = 0; k < nunits; k++)
 	{
-	  size_t m = order[k];
-	  const char *text = aot->modules[m];
+	  size_t u = order[k];
+	  struct unit *un = &units[u];
 	  char *cache_path = NULL;
-	  if (dir && !aot->own[m])
+	  char *stem = un->nparts > 1
+		       ? xasprintf ("%zu.p%zu", un->module + 1, un->part + 1)
+		       : xasprintf ("%zu", un->module + 1);
+	  if (dir)
 	    {
-	      /* The key covers everything that makes ptxas' output what it
-		 is; "-c --gpu-name sm_NN" stands for the argument vector
-		 below, file names aside.  */
-	      struct hash128 h;
-	      hash_init (&h);
-	      hash_str (&h, "offloadkit ptxas cache 1");
-	      hash_str (&h, ident);
-	      hash_str (&h, "-c");
-	      hash_str (&h, "--gpu-name");
-	      hash_str (&h, gpu);
-	      hash_str (&h, text);
-	      char *hex = hash_hex (&h);
+	      char *hex = cache_key (ident, gpu, un->text);
 	      cache_path = xasprintf ("%s/nvptx-%s.o", dir, hex);
-	      free (hex);
+	      keys[a * nunits + u] = hex;
 	      int failed = 0;
-	      const char *copy = cache_fetch (ctx, cache_path, m, gpu,
+	      const char *copy = cache_fetch (ctx, cache_path, un->label, stem,
+					      (unsigned) aot->archs[a],
 					      &failed);
+	      if (failed || copy)
+		{
+		  free (stem);
+		  free (cache_path);
+		}
 	      if (failed)
 		goto out;
 	      if (copy)
 		{
-		  objs[a * nmods + m] = copy;
-		  free (cache_path);
+		  objs[a * nunits + u] = copy;
 		  continue;
 		}
 	    }
 
-	  /* Each module file is written once, for all architectures.  */
-	  if (!mod_files[m])
+	  /* Each unit's text is written once, for all architectures.  */
+	  if (!un->file)
 	    {
-	      char *suffix = xasprintf (".mkoffload.%zu.ptx", m + 1);
-	      mod_files[m] = mko_intermediate (ctx, suffix);
+	      char *suffix = xasprintf (".mkoffload.%s.ptx", stem);
+	      un->file = mko_intermediate (ctx, suffix);
 	      free (suffix);
-	      if (mko_write_file (mod_files[m], text, strlen (text)) < 0)
-		goto out;
+	      if (mko_write_file (un->file, un->text, strlen (un->text)) < 0)
+		{
+		  free (stem);
+		  free (cache_path);
+		  goto out;
+		}
 	    }
-	  char *suffix = xasprintf (".mkoffload.%zu.%s.o", m + 1, gpu);
+	  char *suffix = xasprintf (".mkoffload.%s.%s.cubin", stem, gpu);
+	  free (stem);
 	  const char *obj = mko_intermediate (ctx, suffix);
 	  free (suffix);
 
@@ -360,79 +586,167 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
 	  mko_argv_push (&av, xstrdup (gpu));
 	  mko_argv_push (&av, "-o");
 	  mko_argv_push (&av, obj);
-	  mko_argv_push (&av, mod_files[m]);
-	  struct job *j = &jobs[njobs];
-	  j->mod = m;
-	  j->arch = a;
-	  j->argv = av.v;
-	  j->obj = obj;
-	  j->cache_path = cache_path;
+	  mko_argv_push (&av, un->file);
+	  jobs[njobs] = (struct job) { .unit = u, .arch = a, .obj = obj,
+				       .cache_path = cache_path };
 	  cmds[njobs].argv = av.v;
-	  objs[a * nmods + m] = obj;
+	  objs[a * nunits + u] = obj;
 	  njobs++;
 	}
     }
 
   size_t failed;
   int status;
-  int ran = ok_run_commands_checked (cmds, njobs, &failed, &status);
+  int ran = ok_run_commands_checked (cmds, njobs, tools, &failed, &status);
   if (ran > 0)
-    ok_error ("ptxas rejected PTX module %zu of %zu in '%s' for sm_%d"
-	      " (exit status %d; its messages are above)",
-	      jobs[failed].mod + 1, nmods, aot->ptx,
-	      aot->archs[jobs[failed].arch], status);
+    {
+      const struct unit *un = &units[jobs[failed].unit];
+      ok_error ("ptxas rejected %s%s of %zu in '%s' for sm_%d (exit status"
+		" %d; its messages are above)", un->nparts > 1 ? "" : "PTX ",
+		un->label, aot->nmodules, aot->ptx,
+		aot->archs[jobs[failed].arch], status);
+    }
   if (ran != 0)
     goto out;
   /* Checked before anything is cached.  */
   for (size_t i = 0; i < njobs; i++)
-    if (check_tool_output ("ptxas", aot->ptxas, "object", jobs[i].obj,
-			   ET_REL, NULL, 0) < 0)
-      goto out;
+    {
+      struct ok_cuda_want want = { .type = ET_REL,
+				   .sm = (unsigned) aot->archs[jobs[i].arch] };
+      if (check_tool_output ("ptxas", aot->ptxas, "object", jobs[i].obj,
+			     &want) < 0)
+	goto out;
+    }
+  int stored = 0;
   for (size_t i = 0; i < njobs; i++)
     if (jobs[i].cache_path)
-      cache_store (jobs[i].obj, dir, jobs[i].cache_path);
+      {
+	cache_store (jobs[i].obj, dir, jobs[i].cache_path);
+	stored = 1;
+      }
+  if (stored)
+    cache_trim (dir, limit);
 
-  /* One nvlink per architecture.  The stack-size warning is expected:
-     GCC's device code runs on its own soft stacks and calls through
-     pointers, so the size is never static, and the plugin provides the
-     stacks.  */
+  /* One nvlink per architecture, unless the cache has the cubin linked
+     of the same objects.  The stack-size warning is expected: GCC's
+     device code runs on its own soft stacks and calls through pointers,
+     so the size is never static, and the plugin provides the stacks.  */
   struct ok_command *links = cmds + njobs;
+  struct ok_cuda_want *wants = xcalloc (narchs, sizeof *wants);
+  for (size_t a = 0; a < narchs; a++)
+    wants[a] = (struct ok_cuda_want) {
+      .type = ET_EXEC, .sm = (unsigned) aot->archs[a],
+      .functions = ctx->func_names.v, .nfunctions = ctx->func_names.n,
+      .variables = ctx->var_names.v, .nvariables = ctx->var_names.n,
+    };
+  size_t *link_arch = xcalloc (narchs, sizeof *link_arch);
+  char **link_cache = xcalloc (narchs, sizeof *link_cache);
+  size_t nlinks = 0;
   for (size_t a = 0; a < narchs; a++)
     {
       char *suffix = xasprintf (".mkoffload.sm_%d.cubin", aot->archs[a]);
       cubins[a] = mko_intermediate (ctx, suffix);
       free (suffix);
+      char *arch_opt = xasprintf ("-arch=sm_%d", aot->archs[a]);
+      char *cache_path = NULL;
+      if (dir)
+	{
+	  struct hash128 h;
+	  hash_init (&h);
+	  hash_str (&h, "offloadkit nvlink cache 1");
+	  hash_str (&h, link_ident);
+	  hash_str (&h, "--suppress-stack-size-warning");
+	  hash_str (&h, arch_opt);
+	  for (size_t u = 0; u < nunits; u++)
+	    hash_str (&h, keys[a * nunits + u]);
+	  char *hex = hash_hex (&h);
+	  cache_path = xasprintf ("%s/nvptx-link-%s.cubin", dir, hex);
+	  free (hex);
+	  size_t len;
+	  char *data = ok_read_file (cache_path, &len, NULL);
+	  char *why = data ? ok_cuda_elf_problem (cache_path,
+						   (unsigned char *) data,
+						   len, &wants[a]) : NULL;
+	  if (why)
+	    {
+	      ok_inform ("the sm_%d cubin: removed the damaged cache entry:"
+			 " %s", aot->archs[a], why);
+	      unlink (cache_path);
+	      free (why);
+	    }
+	  else if (data)
+	    {
+	      int wrote = mko_write_file (cubins[a], data, len);
+	      free (data);
+	      if (wrote == 0)
+		{
+		  utimensat (AT_FDCWD, cache_path, NULL, 0);
+		  ok_inform ("the sm_%d cubin: cached '%s'", aot->archs[a],
+			     cache_path);
+		}
+	      free (arch_opt);
+	      free (cache_path);
+	      if (wrote < 0)
+		goto out_links;
+	      continue;
+	    }
+	  free (data);
+	}
       struct mko_argv av = { 0 };
       mko_argv_push (&av, aot->nvlink);
       mko_argv_push (&av, "--suppress-stack-size-warning");
-      mko_argv_push (&av, xasprintf ("-arch=sm_%d", aot->archs[a]));
+      mko_argv_push (&av, arch_opt);
       mko_argv_push (&av, "-o");
       mko_argv_push (&av, cubins[a]);
-      for (size_t m = 0; m < nmods; m++)
-	mko_argv_push (&av, objs[a * nmods + m]);
-      links[a].argv = av.v;
+      for (size_t u = 0; u < nunits; u++)
+	mko_argv_push (&av, objs[a * nunits + u]);
+      links[nlinks].argv = av.v;
+      link_arch[nlinks] = a;
+      link_cache[nlinks] = cache_path;
+      nlinks++;
     }
-  ran = ok_run_commands_checked (links, narchs, &failed, &status);
+  ran = ok_run_commands_checked (links, nlinks, tools, &failed, &status);
   if (ran > 0)
     ok_error ("nvlink failed to link the sm_%d cubin of '%s'"
 	      " (exit status %d; its messages are above)",
-	      aot->archs[failed], aot->ptx, status);
+	      aot->archs[link_arch[failed]], aot->ptx, status);
   if (ran != 0)
-    goto out;
-  /* The plugin looks the kernels up by these names.  */
-  for (size_t a = 0; a < narchs; a++)
-    if (check_tool_output ("nvlink", aot->nvlink, "cubin", cubins[a],
-			   ET_EXEC, ctx->func_names.v, ctx->func_names.n)
-	< 0)
-      goto out;
+    goto out_links;
+  /* The plugin looks the kernels and variables up by these names.  */
+  for (size_t l = 0; l < nlinks; l++)
+    if (check_tool_output ("nvlink", aot->nvlink, "cubin",
+			   cubins[link_arch[l]], &wants[link_arch[l]]) < 0)
+      goto out_links;
+  stored = 0;
+  for (size_t l = 0; l < nlinks; l++)
+    if (link_cache[l])
+      {
+	cache_store (cubins[link_arch[l]], dir, link_cache[l]);
+	stored = 1;
+      }
+  if (stored)
+    cache_trim (dir, limit);
   rc = 0;
 
+ out_links:
+  free (wants);
+  for (size_t l = 0; l < nlinks; l++)
+    free (link_cache[l]);
+  free (link_cache);
+  free (link_arch);
  out:
   /* The strings stay: some are registered temporary file names.  */
+  for (size_t i = 0; i < nunits * narchs; i++)
+    free (keys[i]);
+  free (keys);
+  free (link_ident);
+  for (size_t i = 0; i < parts.n; i++)
+    free ((char *) parts.v[i]);
+  free (parts.v);
+  free (units);
   free (jobs);
   free (objs);
   free (cmds);
-  free (mod_files);
   free (order);
   free (sizes);
   free (ident);

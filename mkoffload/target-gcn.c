@@ -533,7 +533,7 @@ run_for_archs (struct ok_command *cmds, int n, const size_t *sel,
 {
   size_t i;
   int status;
-  int rc = ok_run_commands_checked (cmds, n, &i, &status);
+  int rc = ok_run_commands_checked (cmds, n, 0, &i, &status);
   if (rc > 0)
     {
       ok_error ("'%s' exited with status %d (%s for %s)", cmds[i].argv[0],

@@ -7,7 +7,9 @@
    within a major version, never across); else the PTX is JIT-linked for
    the device.  Everything is checked before the driver sees it, since a
    driver handed a damaged image may crash instead of failing, and the
-   messages say what was expected and what was found.
+   messages say what was expected and what was found: a cubin by the
+   core's ok_cubin_check (its ELF, architecture, functions and variables),
+   PTX here.
 
    Images built by GCC's own mkoffload have only PTX; they are JIT-linked
    the same way (cuda_load_gcc_image).
@@ -22,18 +24,14 @@
    constructors, run last, and destructors, run first at unload
    (cuda_run_cdtors).  */
 
-#include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cubin-check.h"
 #include "cuda-internal.h"
 #include "desc-check.h"
-#include "elf-image.h"
 #include "gcc-nvptx-image.h"
-
-/* e_machine of CUDA ELF objects.  */
-#define CUDA_EM_CUDA 190
 
 /* Room for the JIT linker's logs.  */
 #define CUDA_JIT_LOG 16384
@@ -43,19 +41,6 @@
 #define CUDA_CLOCKTICK_VAR "__nvptx_clocktick"
 
 /* Checks.  */
-
-/* Check cubin IMG of SIZE bytes for sm_ARCH; false with the reason in
-   ERR.  */
-static bool
-cuda_cubin_check (const unsigned char *img, size_t size, unsigned arch,
-		  char *err, size_t errlen)
-{
-  char name[32];
-  snprintf (name, sizeof name, "cubin for sm_%u", arch);
-  Elf64_Ehdr eh;
-  return ok_elf_image_check (img, size, name, CUDA_EM_CUDA, "EM_CUDA", &eh,
-			     err, errlen);
-}
 
 /* Check PTX module CODE (LEN characters, then a NUL), number I of N:
    it must say which PTX version it is and be for the device's architecture
@@ -503,9 +488,8 @@ cuda_load_image (struct ok_device *d, struct ok_image_req *req,
   unsigned nmods = 0;
   if (tgt != NULL)
     {
-      if (!cuda_cubin_check (tgt->image_start,
-			     (size_t) (tgt->image_end - tgt->image_start),
-			     tgt->arch, err, sizeof err))
+      if (!ok_cubin_check (req->desc, tgt, req->num_funcs, req->num_vars,
+			   err, sizeof err))
 	{
 	  ok_dev_error (&dev->base, "cannot load offload image: %s", err);
 	  return false;

@@ -13,6 +13,8 @@
 #include <limits.h>
 #include <stdio.h>
 
+#include "cubin-check.h"
+#include "desc-check.h"
 #include "emu-internal.h"
 #include "nvptx-acc-dims.h"
 
@@ -78,4 +80,32 @@ emu_gpu_region_exited (struct emu_device *dev, const char *kernel,
   ok_gcc_words_error (detail, "cuStreamSynchronize error: unspecified launch"
 		      " failure (perhaps abort was called)");
   return false;
+}
+
+bool
+emu_gpu_check_images (struct emu_device *dev, const struct ok_image_req *req,
+		      char *what, size_t len)
+{
+  size_t used = 0;
+  const struct ok_tgt_desc *t;
+  if (len > 0)
+    what[0] = '\0';
+  for (unsigned i = 0;
+       (t = ok_desc_target (req->desc, req->device_type, i)) != NULL; i++)
+    {
+      if (t->image_format != OK_IMAGE_CUBIN)
+	continue;
+      char err[512];
+      if (!ok_cubin_check (req->desc, t, req->num_funcs, req->num_vars, err,
+			   sizeof err))
+	{
+	  ok_dev_error (&dev->base, "cannot load offload image: %s", err);
+	  return false;
+	}
+      if (used < len)
+	used += (size_t) snprintf (what + used, len - used, "%ssm_%u",
+				   used ? ", " : "; cubins checked: ",
+				   (unsigned) t->arch);
+    }
+  return true;
 }

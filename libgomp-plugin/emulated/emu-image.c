@@ -94,6 +94,9 @@ emu_load_image (struct ok_device *d, struct ok_image_req *req, void **handle)
 {
   struct emu_device *dev = emu_dev (d);
   const struct ok_host_table *host = &req->desc->host;
+  char checked[sizeof req->what - 32];
+  if (!emu_gpu_check_images (dev, req, checked, sizeof checked))
+    return false;
   struct emu_image *img = calloc (1, sizeof *img);
   struct emu_var *vars = calloc (req->num_vars ? req->num_vars : 1,
 				 sizeof *vars);
@@ -211,7 +214,7 @@ emu_load_image (struct ok_device *d, struct ok_image_req *req, void **handle)
     goto fail;
 
   *handle = img;
-  snprintf (req->what, sizeof req->what, "host-fallback code");
+  snprintf (req->what, sizeof req->what, "host-fallback code%s", checked);
   return true;
 
  fail:

@@ -351,6 +351,17 @@ void emu_gpu_acc_launched (const char *name);
 bool emu_gpu_region_exited (struct emu_device *dev, const char *kernel,
 			    int status);
 
+/* Check REQ's device images as the modelled GPU's plugin would before
+   loading one: the nvidia device checks every cubin of the image as the
+   CUDA backend checks the one it loads (ok_cubin_check), so that the
+   cubins of a program run here are checked though none runs; the radeon
+   device checks nothing.  False after reporting the first problem, with
+   the image refused.  Writes into WHAT (LEN bytes) what it checked, for
+   the trace: "; cubins checked: sm_80, sm_90", or nothing.  */
+bool emu_gpu_check_images (struct emu_device *dev,
+			   const struct ok_image_req *req, char *what,
+			   size_t len);
+
 /* ---- emu-view.c ---- */
 
 /* Link variable V's pointer slot has just been written (libgomp maps the

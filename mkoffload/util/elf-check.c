@@ -16,46 +16,40 @@
 
 #include "diag.h"
 #include "elf-check.h"
+#include "elf-reader.h"
 #include "file-io.h"
 
-/* Report the problem WHY (malloc'd) as one error.  */
-static void
-report (char *why)
+/* Check BUF[0, SIZE) as an ELF file, reported as NAME: its header, and
+   its layout when LAYOUT.  False with the problem in ERR.  */
+static bool
+open_checked (struct ok_elf *elf, const char *name, const unsigned char *buf,
+	      size_t size, const char *class_note, bool layout, char *err,
+	      size_t errlen)
 {
-  ok_error ("%s", why);
-  free (why);
+  return (ok_elf_open (elf, buf, size, name, class_note, err, errlen)
+	  && (!layout || ok_elf_check_layout (elf, true, err, errlen)));
 }
 
-/* ok_elf_memory, with the problem stored in *WHY (malloc'd) instead of
-   reported.  */
-static Elf *
-open_memory (const char *name, const unsigned char *buf, size_t size,
-	     const char *class_note, GElf_Ehdr *eh, char **why)
+Elf *
+ok_elf_memory (const char *name, const unsigned char *buf, size_t size,
+	       const char *class_note, GElf_Ehdr *eh)
 {
-  if (size < EI_NIDENT || memcmp (buf, ELFMAG, SELFMAG) != 0)
+  char *quoted = xasprintf ("'%s'", name);
+  char err[1024];
+  struct ok_elf checked;
+  bool ok = open_checked (&checked, quoted, buf, size, class_note, true,
+			  err, sizeof err);
+  free (quoted);
+  if (!ok)
     {
-      *why = xasprintf ("'%s' is not an ELF object", name);
+      ok_error ("%s", err);
       return NULL;
     }
-  if (buf[EI_CLASS] != ELFCLASS64 || buf[EI_DATA] != ELFDATA2LSB)
-    {
-      *why = xasprintf ("'%s' is not a 64-bit little-endian ELF object%s",
-			name, class_note ? class_note : "");
-      return NULL;
-    }
-  if (size < sizeof (Elf64_Ehdr))
-    {
-      *why = xasprintf ("'%s' is truncated (%zu bytes, no complete ELF"
-			" header)", name, size);
-      return NULL;
-    }
-
   /* libelf only reads the buffer (ELF_C_READ semantics).  */
   Elf *elf = elf_memory ((char *) buf, size);
   if (!elf || elf_kind (elf) != ELF_K_ELF || !gelf_getehdr (elf, eh))
     {
-      *why = xasprintf ("'%s' is not a valid ELF object: %s", name,
-			elf_errmsg (-1));
+      ok_error ("'%s' is not a valid ELF object: %s", name, elf_errmsg (-1));
       if (elf)
 	elf_end (elf);
       return NULL;
@@ -63,189 +57,46 @@ open_memory (const char *name, const unsigned char *buf, size_t size,
   return elf;
 }
 
-Elf *
-ok_elf_memory (const char *name, const unsigned char *buf, size_t size,
-	       const char *class_note, GElf_Ehdr *eh)
+char *
+ok_cuda_elf_problem (const char *name, const unsigned char *buf,
+		     size_t size, const struct ok_cuda_want *want)
 {
-  char *why;
-  Elf *elf = open_memory (name, buf, size, class_note, eh, &why);
-  if (!elf)
-    report (why);
-  return elf;
-}
-
-/* ok_elf_check_sections, with the problem stored in *WHY (malloc'd)
-   instead of reported.  */
-static int
-check_sections (const char *name, Elf *elf, const GElf_Ehdr *eh,
-		size_t size, size_t *shnum, char **why)
-{
-  if (eh->e_shoff == 0 || eh->e_shentsize != sizeof (Elf64_Shdr))
+  char *quoted = xasprintf ("'%s'", name);
+  char err[1024];
+  struct ok_elf elf;
+  bool ok = (open_checked (&elf, quoted, buf, size, NULL, false, err,
+			   sizeof err)
+	     && ok_elf_check_kind (&elf, OK_EM_CUDA, "EM_CUDA", want->type, err,
+				   sizeof err)
+	     && ok_elf_check_layout (&elf, true, err, sizeof err));
+  if (ok && ok_elf_cuda_sm (&elf) != want->sm)
     {
-      *why = xasprintf ("'%s' has no valid section header table", name);
-      return -1;
+      unsigned sm = ok_elf_cuda_sm (&elf);
+      if (sm == 0)
+	snprintf (err, sizeof err, "%s has CUDA ELF ABI version %u, not one"
+		  " offloadkit reads (%u or %u)", quoted,
+		  (unsigned) elf.eh.e_ident[EI_ABIVERSION],
+		  OK_ELFABIVERSION_CUDA_V1, OK_ELFABIVERSION_CUDA_V2);
+      else
+	snprintf (err, sizeof err, "%s is for sm_%u by its ELF header, not"
+		  " sm_%u (e_flags %#x)", quoted, sm, want->sm,
+		  (unsigned) elf.eh.e_flags);
+      ok = false;
     }
-  /* Bounds of the section header table itself, before libelf reads it;
-     with extended numbering (e_shnum 0) at least entry 0 must exist.  */
-  uint64_t shnum_hdr = eh->e_shnum ? eh->e_shnum : 1;
-  if (eh->e_shoff > size
-      || shnum_hdr > (size - eh->e_shoff) / sizeof (Elf64_Shdr)
-      || elf_getshdrnum (elf, shnum) != 0
-      || *shnum > (size - eh->e_shoff) / sizeof (Elf64_Shdr))
-    {
-      *why = xasprintf ("'%s' is truncated (section headers end past its"
-			" %zu bytes)", name, size);
-      return -1;
-    }
-  for (Elf_Scn *scn = elf_nextscn (elf, NULL); scn;
-       scn = elf_nextscn (elf, scn))
-    {
-      GElf_Shdr sh;
-      if (!gelf_getshdr (scn, &sh))
-	{
-	  *why = xasprintf ("'%s' has a bad section header: %s", name,
-			    elf_errmsg (-1));
-	  return -1;
-	}
-      if (sh.sh_type == SHT_NOBITS || sh.sh_type == SHT_NULL)
-	continue;
-      if (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset)
-	{
-	  *why = xasprintf ("'%s' is truncated (section %zu ends at byte %"
-			    PRIu64 ", past its %zu bytes)", name,
-			    elf_ndxscn (scn), sh.sh_offset + sh.sh_size,
-			    size);
-	  return -1;
-	}
-    }
-  return 0;
-}
-
-int
-ok_elf_check_sections (const char *name, Elf *elf, const GElf_Ehdr *eh,
-		       size_t size, size_t *shnum)
-{
-  char *why;
-  if (check_sections (name, elf, eh, size, shnum, &why) < 0)
-    {
-      report (why);
-      return -1;
-    }
-  return 0;
-}
-
-/* Set FOUND[I] for each of the N names NAMES[I] that the symbol table
-   SCN of ELF defines as a function.  ORDER holds the indices of NAMES
-   sorted by name.  */
-static void
-find_functions (Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
-		const char *const *names, const size_t *order, size_t n,
-		char *found)
-{
-  Elf_Data *data = elf_getdata (scn, NULL);
-  size_t count = sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0;
-  for (size_t i = 0; data && i < count; i++)
-    {
-      GElf_Sym sym;
-      if (!gelf_getsym (data, i, &sym)
-	  || GELF_ST_TYPE (sym.st_info) != STT_FUNC
-	  || sym.st_shndx == SHN_UNDEF)
-	continue;
-      const char *nm = elf_strptr (elf, sh->sh_link, sym.st_name);
-      if (!nm)
-	continue;
-      /* Binary search of NM among the sorted names.  */
-      size_t lo = 0, hi = n;
-      while (lo < hi)
-	{
-	  size_t mid = lo + (hi - lo) / 2;
-	  int c = strcmp (nm, names[order[mid]]);
-	  if (c == 0)
-	    {
-	      found[order[mid]] = 1;
-	      break;
-	    }
-	  if (c < 0)
-	    hi = mid;
-	  else
-	    lo = mid + 1;
-	}
-    }
-}
-
-/* For qsort_r of indices into the array of names NAMES.  */
-static int
-compare_names (const void *a, const void *b, void *names)
-{
-  const char *const *v = names;
-  return strcmp (v[*(const size_t *) a], v[*(const size_t *) b]);
-}
-
-/* The first of the N names NAMES that ELF, reported as NAME, does not
-   define as a function in a symbol table, as a malloc'd problem; NULL
-   when it defines them all.  */
-static char *
-missing_function (const char *name, Elf *elf, const char *const *names,
-		  size_t n)
-{
-  if (n == 0)
-    return NULL;
-  size_t *order = xcalloc (n, sizeof *order);
-  char *found = xcalloc (n, 1);
-  for (size_t i = 0; i < n; i++)
-    order[i] = i;
-  qsort_r (order, n, sizeof *order, compare_names, (void *) names);
-  int have_symtab = 0;
-  for (Elf_Scn *scn = elf_nextscn (elf, NULL); scn;
-       scn = elf_nextscn (elf, scn))
-    {
-      GElf_Shdr sh;
-      if (gelf_getshdr (scn, &sh) && sh.sh_type == SHT_SYMTAB)
-	{
-	  have_symtab = 1;
-	  find_functions (elf, scn, &sh, names, order, n, found);
-	}
-    }
-  char *why = NULL;
-  if (!have_symtab)
-    why = xasprintf ("'%s' has no symbol table", name);
-  for (size_t i = 0; !why && i < n; i++)
-    if (!found[i])
-      why = xasprintf ("'%s' defines no function '%s'", name, names[i]);
-  free (order);
-  free (found);
-  return why;
+  ok = ok && ok_elf_check_defined (&elf, want->functions, want->nfunctions,
+				   STT_FUNC, NULL, "function", err,
+				   sizeof err);
+  /* nvlink's cubins have STT_OBJECT variables; ptxas' objects have
+     NVIDIA's own type for them, and only cubins are asked for any.  */
+  ok = ok && ok_elf_check_defined (&elf, want->variables, want->nvariables,
+				   STT_OBJECT, NULL, "variable", err,
+				   sizeof err);
+  free (quoted);
+  return ok ? NULL : xstrdup (err);
 }
 
 char *
-ok_elf_image_problem (const char *name, const unsigned char *buf,
-		      size_t size, unsigned machine, unsigned type,
-		      const char *const *functions, size_t nfunctions)
-{
-  if (size == 0)
-    return xasprintf ("'%s' is empty", name);
-  elf_version (EV_CURRENT);
-  char *why = NULL;
-  GElf_Ehdr eh;
-  Elf *elf = open_memory (name, buf, size, NULL, &eh, &why);
-  if (!elf)
-    return why;
-  size_t shnum;
-  if (eh.e_machine != machine)
-    why = xasprintf ("'%s' is for ELF machine %u, not %u", name,
-		     (unsigned) eh.e_machine, machine);
-  else if (eh.e_type != type)
-    why = xasprintf ("'%s' has ELF type %u, not %u", name,
-		     (unsigned) eh.e_type, type);
-  else if (check_sections (name, elf, &eh, size, &shnum, &why) == 0)
-    why = missing_function (name, elf, functions, nfunctions);
-  elf_end (elf);
-  return why;
-}
-
-char *
-ok_elf_file_problem (const char *path, unsigned machine, unsigned type,
-		     const char *const *functions, size_t nfunctions)
+ok_cuda_file_problem (const char *path, const struct ok_cuda_want *want)
 {
   size_t len;
   const char *reason;
@@ -253,8 +104,8 @@ ok_elf_file_problem (const char *path, unsigned machine, unsigned type,
   if (!buf)
     return errno == ENOENT ? xasprintf ("'%s' does not exist", path)
 			   : xasprintf ("cannot read '%s': %s", path, reason);
-  char *why = ok_elf_image_problem (path, (const unsigned char *) buf, len,
-				    machine, type, functions, nfunctions);
+  char *why = ok_cuda_elf_problem (path, (const unsigned char *) buf, len,
+				   want);
   free (buf);
   return why;
 }
@@ -263,30 +114,28 @@ ok_elf_file_problem (const char *path, unsigned machine, unsigned type,
 static int
 check_object (const char *name, const unsigned char *buf, size_t size)
 {
-  GElf_Ehdr eh;
-  Elf *elf = ok_elf_memory (name, buf, size,
-			    " (only x86_64 hosts are supported)", &eh);
-  if (!elf)
-    return -1;
-
-  int rc = -1;
-  if (eh.e_type != ET_REL)
+  char *quoted = xasprintf ("'%s'", name);
+  char err[1024];
+  struct ok_elf elf;
+  bool ok = open_checked (&elf, quoted, buf, size,
+			  " (only x86_64 hosts are supported)", false, err,
+			  sizeof err);
+  if (ok && elf.eh.e_type != ET_REL)
     {
-      ok_error ("'%s' is not a relocatable object (ELF type %u)", name,
-		(unsigned) eh.e_type);
-      goto out;
+      snprintf (err, sizeof err, "%s is not a relocatable object (ELF type"
+		" %u)", quoted, (unsigned) elf.eh.e_type);
+      ok = false;
     }
-  if (eh.e_machine != EM_X86_64)
+  ok = ok && ok_elf_check_kind (&elf, EM_X86_64, "x86_64", ET_NONE, err,
+				sizeof err);
+  ok = ok && ok_elf_check_layout (&elf, true, err, sizeof err);
+  free (quoted);
+  if (!ok)
     {
-      ok_error ("'%s' is for ELF machine %u, not x86_64 (%u)", name,
-		(unsigned) eh.e_machine, (unsigned) EM_X86_64);
-      goto out;
+      ok_error ("%s", err);
+      return -1;
     }
-  size_t shnum;
-  rc = ok_elf_check_sections (name, elf, &eh, size, &shnum);
-out:
-  elf_end (elf);
-  return rc;
+  return 0;
 }
 
 /* Parse a decimal ar header field of LEN bytes.  */

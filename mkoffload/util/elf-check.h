@@ -2,7 +2,9 @@
    or foreign input gets one clear message from us instead of an obscure
    failure deep inside the accel compiler; and of the ELF files the tools
    mkoffload runs produce, so that a bad one is not embedded (or cached)
-   to fail later, far from its cause.  */
+   to fail later, far from its cause.  All of them through the ELF reader
+   the plugins use (common/elf-reader.h), so that what mkoffload embeds
+   is what they load.  */
 
 #ifndef OFFLOADKIT_ELF_CHECK_H
 #define OFFLOADKIT_ELF_CHECK_H
@@ -26,42 +28,46 @@ struct Elf;
    not an ELF object", "'X' is truncated", ...  */
 int ok_elf_check_input (const char *arg, struct stat *st);
 
-/* The checks every ELF reader here starts with (the GCN code-object
-   reader too), in two steps around the caller's own checks of e_type
-   and e_machine.
-
-   Check that BUF[0, SIZE), reported as NAME, starts like a 64-bit
-   little-endian ELF object with a complete header, then open it with
-   libelf (elf_version called already).  CLASS_NOTE, when not NULL, is
-   added to the message for a wrong class or byte order.  Return the
-   handle, for elf_end, with the header in *EH; or NULL after reporting
-   one error ("'X' is not an ELF object", "'X' is truncated", ...).  */
+/* Check that BUF[0, SIZE), reported as NAME, is a well-formed 64-bit
+   little-endian ELF file with a section header table (the ELF reader's
+   checks, common/elf-reader.h: headers, every section and segment
+   inside the file, symbol tables, notes), then open it with libelf
+   (elf_version called already), for readers that go on with libelf
+   (the GCN code-object reader).  CLASS_NOTE, when not NULL, is added to
+   the message for a wrong class or byte order.  Return the handle, for
+   elf_end, with the header in *EH; or NULL after reporting one error
+   ("'X' is not an ELF file (...)", "'X' is truncated (...)", ...).  */
 struct Elf *ok_elf_memory (const char *name, const unsigned char *buf,
 			   size_t size, const char *class_note,
 			   Elf64_Ehdr *eh);
 
-/* Check that ELF, opened by ok_elf_memory from SIZE bytes with header
-   EH, has a section header table (extended numbering included) and
-   sections that all lie inside those bytes.  Return 0 with the number of
-   sections in *SHNUM, or -1 after reporting one error.  */
-int ok_elf_check_sections (const char *name, struct Elf *elf,
-			   const Elf64_Ehdr *eh, size_t size,
-			   size_t *shnum);
+/* What a CUDA ELF file that NVIDIA's ptxas or nvlink wrote must be:
+   of ELF type TYPE (ET_REL for ptxas' objects, ET_EXEC for nvlink's
+   cubins), for SM (sm_90: 90) by its e_flags, defining a function for
+   each of the NFUNCTIONS names FUNCTIONS and a variable for each of the
+   NVARIABLES names VARIABLES (what the plugin looks up once the driver
+   has loaded the cubin).  */
+struct ok_cuda_want
+{
+  unsigned type;
+  unsigned sm;
+  const char *const *functions;
+  size_t nfunctions;
+  const char *const *variables;
+  size_t nvariables;
+};
 
-/* What is wrong with BUF[0, SIZE), reported as NAME, as a 64-bit
-   little-endian ELF file for machine MACHINE, of type TYPE, whose
-   sections all lie inside it and whose symbol tables define a function
-   of each of the NFUNCTIONS names FUNCTIONS: a malloc'd description
-   ("'X' is empty", "'X' is truncated (...)", "'X' defines no function
-   'F'"...), or NULL when nothing is.  Reports nothing.  */
-char *ok_elf_image_problem (const char *name, const unsigned char *buf,
-			    size_t size, unsigned machine, unsigned type,
-			    const char *const *functions, size_t nfunctions);
+/* What is wrong with BUF[0, SIZE), reported as 'NAME', as a CUDA ELF
+   file that WANT describes: a malloc'd description ("'X' is empty",
+   "'X' is truncated (...)", "'X' is for sm_80 by its ELF header (...)",
+   "'X' defines no function 'F'"...), or NULL when nothing is.  Reports
+   nothing.  */
+char *ok_cuda_elf_problem (const char *name, const unsigned char *buf,
+			   size_t size, const struct ok_cuda_want *want);
 
 /* The same for the file PATH ("'X' does not exist" when it is
    missing).  */
-char *ok_elf_file_problem (const char *path, unsigned machine,
-			   unsigned type, const char *const *functions,
-			   size_t nfunctions);
+char *ok_cuda_file_problem (const char *path,
+			    const struct ok_cuda_want *want);
 
 #endif /* OFFLOADKIT_ELF_CHECK_H */

@@ -145,7 +145,8 @@ word_at (struct reader *rd, uint64_t addr, uint64_t *val, const char *what,
   return 0;
 }
 
-/* Check the ELF header and that every section lies inside the file.  */
+/* Check the ELF header and that every section lies inside the file (the
+   ELF reader's checks, in ok_elf_memory).  */
 static int
 check_sections (struct reader *rd, GElf_Ehdr *eh)
 {
@@ -165,9 +166,8 @@ check_sections (struct reader *rd, GElf_Ehdr *eh)
       return -1;
     }
   size_t shnum;
-  if (ok_elf_check_sections (rd->name, rd->elf, eh, rd->size, &shnum) < 0)
-    return -1;
-  if (elf_getshdrstrndx (rd->elf, &rd->shstrndx) != 0
+  if (elf_getshdrnum (rd->elf, &shnum) != 0
+      || elf_getshdrstrndx (rd->elf, &rd->shstrndx) != 0
       || rd->shstrndx >= shnum)
     {
       ok_error ("'%s' has no valid section name table", rd->name);

@@ -478,10 +478,10 @@ ok_run_commands (const struct ok_command *cmds, size_t n, unsigned jobs,
 
 int
 ok_run_commands_checked (const struct ok_command *cmds, size_t n,
-			 size_t *failed, int *exit_status)
+			 unsigned jobs, size_t *failed, int *exit_status)
 {
   int *status = xmalloc ((n ? n : 1) * sizeof *status);
-  int rc = ok_run_commands (cmds, n, 0, status);
+  int rc = ok_run_commands (cmds, n, jobs, status);
   /* Only the first failure in the order of the commands is looked at,
      so that the caller reports one error; later ones may not even have
      been started.  */

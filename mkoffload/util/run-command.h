@@ -67,15 +67,16 @@ int ok_run_argv (const char *const *argv, const char *const *unset_env);
 int ok_run_commands (const struct ok_command *cmds, size_t n, unsigned jobs,
 		     int *status);
 
-/* Run the N commands CMDS with ok_run_commands, as many at a time as
-   there are online CPUs, and look at how they ended, in their order.
+/* Run the N commands CMDS with ok_run_commands, JOBS at a time (0: as
+   many as there are online CPUs), and look at how they ended, in their
+   order.
    Return 0 when all exited with 0; -1 when they could not be run, or the
    first failing one could not be started or died from a signal (already
    reported); 1 when the first failing one exited with a status > 0,
    stored in *EXIT_STATUS with its index in *FAILED: the caller reports
    that in its own words, saying what the command was for.  */
 int ok_run_commands_checked (const struct ok_command *cmds, size_t n,
-			     size_t *failed, int *exit_status);
+			     unsigned jobs, size_t *failed, int *exit_status);
 
 /* Print ARGV to stderr as one line a shell would read back the same.  */
 void ok_print_argv (const char *const *argv);

@@ -31,6 +31,13 @@ fk_elf_size (const unsigned char *image)
     {
       Elf64_Shdr sh;
       memcpy (&sh, image + eh.e_shoff + i * sizeof sh, sizeof sh);
+      /* Sections that are memory on the device, not bytes of the image:
+	 SHT_NOBITS and NVIDIA's reservations of global (0x70000007),
+	 local (0x70000009), shared (0x7000000a) and reserved shared
+	 (0x70000015) memory, as cuobjdump names them.  */
+      if (sh.sh_type == 0x70000007u || sh.sh_type == 0x70000009u
+	  || sh.sh_type == 0x7000000au || sh.sh_type == 0x70000015u)
+	continue;
       if (sh.sh_type != SHT_NOBITS && sh.sh_offset < (1u << 30)
 	  && sh.sh_size < (1u << 30) && sh.sh_offset + sh.sh_size > end)
 	end = sh.sh_offset + sh.sh_size;
@@ -58,7 +65,77 @@ fk_sm_runs (int sm, int device_sm)
   return sm / 10 == device_sm / 10 && sm % 10 <= device_sm % 10;
 }
 
+/* NVIDIA's kernel information (.nv.info.KERNEL, SHT_CUDA_INFO): records
+   of one byte of format, one of attribute, then for EIFMT_HVAL two bytes
+   of value, for EIFMT_SVAL two bytes of size and that many of data (as
+   NVIDIA's cuobjdump -elf decodes them).  EIATTR_KPARAM_INFO's data
+   describes one parameter: 32 bits of index, 16 of ordinal, 16 of offset
+   and 32 whose top 14 bits are its size.  */
+#define FK_EIFMT_NVAL 1
+#define FK_EIFMT_HVAL 3
+#define FK_EIFMT_SVAL 4
+#define FK_EIATTR_KPARAM_INFO 0x17
+
+/* F's parameters from the kernel information DATA[0, SIZE) of a real
+   cubin; false when it has none.  */
+static bool
+fk_kparams (struct fk_func *f, const unsigned char *data, size_t size)
+{
+  int n = 0;
+  size_t p = 0;
+  while (p + 2 <= size)
+    {
+      unsigned fmt = data[p], attr = data[p + 1];
+      p += 2;
+      if (fmt == FK_EIFMT_NVAL)
+	continue;
+      if (p + 2 > size)
+	break;
+      size_t len = data[p] | (size_t) data[p + 1] << 8;
+      p += 2;
+      if (fmt == FK_EIFMT_HVAL)
+	continue;
+      if (fmt != FK_EIFMT_SVAL || p + len > size)
+	break;
+      if (attr == FK_EIATTR_KPARAM_INFO && len >= 12)
+	{
+	  unsigned ordinal = data[p + 4] | (unsigned) data[p + 5] << 8;
+	  uint32_t packed;
+	  memcpy (&packed, data + p + 8, 4);
+	  if (ordinal < 16)
+	    {
+	      f->param_size[ordinal] = packed >> 18;
+	      if ((int) ordinal + 1 > n)
+		n = (int) ordinal + 1;
+	    }
+	}
+      p += len;
+    }
+  if (n > 0)
+    f->nparams = n;
+  return n > 0;
+}
+
+/* The data of section NAME of ELF, or NULL.  */
+static Elf_Data *
+fk_section_data (Elf *elf, size_t shstrndx, const char *name)
+{
+  for (Elf_Scn *scn = elf_nextscn (elf, NULL); scn != NULL;
+       scn = elf_nextscn (elf, scn))
+    {
+      GElf_Shdr sh;
+      const char *n;
+      if (gelf_getshdr (scn, &sh) != NULL
+	  && (n = elf_strptr (elf, shstrndx, sh.sh_name)) != NULL
+	  && strcmp (n, name) == 0)
+	return elf_getdata (scn, NULL);
+    }
+  return NULL;
+}
+
 /* Kernels are the STT_FUNC symbols (those marked as entries when any is),
+   with the parameters their kernel information gives (a cubin without
+   any, one the tests make, gets GCC's three 64-bit OpenMP ones),
    variables the STT_OBJECT ones, initialised from their section.  */
 CUresult
 fk_parse_cubin (const unsigned char *image, size_t size, int device_sm,
@@ -151,10 +228,17 @@ fk_parse_cubin (const unsigned char *image, size_t size, int device_sm,
 	  if (type == STT_FUNC
 	      && (!marked || (sym.st_other & FK_STO_CUDA_ENTRY)))
 	    {
-	      /* Kernel parameters are not recorded in a form we read; assume
-		 GCC's three 64-bit ones.  */
 	      struct fk_func *f = fk_add_func (img, name, strlen (name));
-	      if (f != NULL)
+	      char *info = f ? malloc (strlen (name) + 10) : NULL;
+	      Elf_Data *d = NULL;
+	      if (info != NULL)
+		{
+		  sprintf (info, ".nv.info.%s", name);
+		  d = fk_section_data (elf, shstrndx, info);
+		  free (info);
+		}
+	      if (f != NULL
+		  && !(d != NULL && fk_kparams (f, d->d_buf, d->d_size)))
 		{
 		  f->nparams = 3;
 		  f->param_size[0] = f->param_size[1] = f->param_size[2] = 8;

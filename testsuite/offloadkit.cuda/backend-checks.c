@@ -373,8 +373,8 @@ main (int argc, char **argv)
   cubin_init (&c);
   c.sh.sh_size = 4096;
   image_init (&im, OK_IMAGE_CUBIN, 90, &c, sizeof c, "kern", "var1");
-  bad_load ("cubin section beyond its end", &im, "truncated cubin for sm_90",
-	    "section 0");
+  bad_load ("cubin section beyond its end", &im,
+	    "cubin for sm_90 is truncated", "section 0");
   cubin_init (&c);
   c.sh.sh_offset = UINT64_MAX - 8;
   bad_load ("cubin section offset that wraps", &im, "cubin for sm_90",
@@ -384,7 +384,7 @@ main (int argc, char **argv)
   c.eh.e_phnum = 1;
   c.eh.e_phentsize = sizeof (Elf64_Phdr);
   bad_load ("cubin program headers beyond its end", &im,
-	    "truncated cubin for sm_90", "program headers");
+	    "cubin for sm_90 is truncated", "program headers");
   cubin_init (&c);
   c.eh.e_shentsize = 12;
   bad_load ("cubin with odd section header size", &im, "cubin for sm_90",
@@ -392,7 +392,7 @@ main (int argc, char **argv)
   cubin_init (&c);
   c.eh.e_shnum = 2000;
   bad_load ("cubin section headers beyond its end", &im,
-	    "truncated cubin for sm_90", "section headers");
+	    "cubin for sm_90 is truncated", "section headers");
 
   check ("device 0 stops", p_fini (0));
   printf ("# %d failure%s\n", failures, failures == 1 ? "" : "s");

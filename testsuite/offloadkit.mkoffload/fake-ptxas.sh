@@ -2,9 +2,10 @@
 # Stand-in for NVIDIA's ptxas in the mkoffload tests (aot.exp), which copy
 # it to a directory of their own as "ptxas".  It accepts the command lines
 # mkoffload gives ptxas and writes, for "-o FILE", a small relocatable
-# ELF64 object with e_machine 190 (EM_CUDA) whose symbol table defines a
-# function for each ".entry" of the PTX file it is given (fake-elf.sh,
-# copied next to it); it checks nothing.  Like the real ptxas,
+# ELF64 object with e_machine 190 (EM_CUDA), labelled for --gpu-name's
+# architecture, whose symbol table defines a function for each ".entry"
+# of the PTX file it is given and a variable for each of its "//:VAR_MAP"
+# lines (fake-elf.sh, copied next to it); it checks nothing.  Like the real ptxas,
 # it keeps a file of its own, tmpxft_PID_00000000, in $TMPDIR while it
 # runs, and removes it when it ends normally (not when it is killed).
 # Controlled by:
@@ -14,9 +15,10 @@
 #   FAKE_PTXAS_FAIL   glob: a run with an argument matching it prints a
 #                     message and exits with status 3
 #   FAKE_PTXAS_SLEEP  seconds to wait before writing the output
-#   FAKE_PTXAS_OUTPUT "none", "empty" or "truncated": exit with status 0
-#                     all the same, the output removed, empty, or cut in
-#                     half (it still starts like an ELF file)
+#   FAKE_PTXAS_OUTPUT "none", "empty", "truncated" or "othersm": exit
+#                     with status 0 all the same, the output removed,
+#                     empty, cut in half (it still starts like an ELF
+#                     file) or labelled for another architecture
 #   FAKE_PTXAS_FUNCS  set: define a function for each ".visible .func"
 #                     definition as well, as the real one does (not by
 #                     default: the library modules have many, and an
@@ -50,6 +52,7 @@ esac
 
 out=
 prev=
+sm=0
 for a in "$@"; do
     if [ -n "$FAKE_PTXAS_FAIL" ]; then
 	case "$a" in
@@ -60,6 +63,7 @@ for a in "$@"; do
 	esac
     fi
     [ "$prev" = "-o" ] && out=$a
+    [ "$prev" = "--gpu-name" ] && sm=${a#sm_}
     prev=$a
 done
 ptx=$a
@@ -76,7 +80,9 @@ if [ -n "$out" ]; then
 	    -e 's/^\.visible[ 	]\{1,\}\.func[ 	]\{1,\}\(([^)]*)[ 	]*\)\{0,1\}\([^ 	(]\{1,\}\).*$/\2/p' \
 	    "$ptx"; } | sed '/^$/d')
     fi
-    fake_cuda_elf "$out" 1 "$kernels" "$FAKE_PTXAS_OUTPUT" || exit 1
+    variables=$(sed -n 's/^\/\/:VAR_MAP "\([^"]*\)".*$/\1/p' "$ptx")
+    fake_cuda_elf "$out" 1 "$sm" "$kernels" "$variables" \
+	"$FAKE_PTXAS_OUTPUT" || exit 1
 fi
 rm -f "$tmpxft"
 exit 0

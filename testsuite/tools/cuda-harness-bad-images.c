@@ -101,14 +101,17 @@ test_bad_images (void)
   bad_load ("only a cubin for sm_80", &im.d, version, "sm_90", "sm_80",
 	    NULL);
 
-  /* The descriptor says sm_90, the cubin's e_flags say sm_100: the driver
-     refuses it.  */
+  /* The descriptor says sm_90, the cubin's e_flags say sm_100: refused
+     before the driver sees it (which would refuse it too).  */
   size_t lsize;
   unsigned char *lie = make_cubin (100, false, "which_lie", 0, &lsize);
   image_init (&im);
   image_add (&im, OK_IMAGE_CUBIN, 90, lie, lsize);
+  long loads = f_calls ("cuModuleLoadData");
   bad_load ("cubin whose ELF is for sm_100", &im.d, version,
-	    "CUDA_ERROR_NO_BINARY_FOR_GPU", "cuModuleLoadData", NULL);
+	    "cubin for sm_90 is for sm_100 by its ELF header", NULL);
+  check ("cubin whose ELF is for sm_100: the driver never saw it",
+	 f_calls ("cuModuleLoadData") == loads);
   free (lie);
 
   /* Variable sizes: the host says 8 bytes, the device has 4.  */
@@ -150,6 +153,43 @@ test_bad_images (void)
   image_init (&im);
   image_add_ptx (&im, ptx90)->var_names = var_missing;
   bad_load ("missing variable", &im.d, version, "hv_gone", NULL);
+
+  /* The same with cubins: checked before the driver sees them
+     (ok_cubin_check), as the emulated nvidia device checks every cubin of
+     an image.  */
+  {
+    long loads = f_calls ("cuModuleLoadData");
+    image_init (&im);
+    im.d.host.vars = vars_bad;
+    im.d.host.vars_end = vars_bad + 2 * NVARS;
+    image_add (&im, OK_IMAGE_CUBIN, 90, cubin90, cubin90_size);
+    bad_load ("cubin: variable size differs", &im.d, version,
+	      "cubin for sm_90 has 4 bytes of variable 'hv_counter', expected 8",
+	      NULL);
+    image_init (&im);
+    image_add (&im, OK_IMAGE_CUBIN, 90, cubin90, cubin90_size)->func_names
+      = fn_missing;
+    bad_load ("cubin: missing kernel", &im.d, version,
+	      "cubin for sm_90 defines no function 'k_gone'", NULL);
+    image_init (&im);
+    image_add (&im, OK_IMAGE_CUBIN, 90, cubin90, cubin90_size)->var_names
+      = var_missing;
+    bad_load ("cubin: missing variable", &im.d, version,
+	      "cubin for sm_90 defines no variable 'hv_gone'", NULL);
+    unsigned char *rel = malloc (cubin90_size);
+    memcpy (rel, cubin90, cubin90_size);
+    Elf64_Ehdr eh;
+    memcpy (&eh, rel, sizeof eh);
+    eh.e_type = ET_REL;
+    memcpy (rel, &eh, sizeof eh);
+    image_init (&im);
+    image_add (&im, OK_IMAGE_CUBIN, 90, rel, cubin90_size);
+    bad_load ("cubin: a relocatable object, not linked", &im.d, version,
+	      "cubin for sm_90 has ELF type 1, not 2 (ET_EXEC)", NULL);
+    free (rel);
+    check ("cubin: the driver never saw the bad ones",
+	   f_calls ("cuModuleLoadData") == loads);
+  }
 
   /* The JIT linker fails.  */
   f_fail ("cuLinkComplete");

@@ -100,9 +100,9 @@ make_cubin (int sm, bool old, const char *marker, int machine, size_t *size)
 
   /* String tables.  */
   static const char shstr[] = "\0.shstrtab\0.strtab\0.symtab\0.text\0"
-			      ".nv.global.init";
+			      ".nv.global.init\0.nv.global";
   enum { SH_SHSTRTAB = 1, SH_STRTAB = 11, SH_SYMTAB = 19, SH_TEXT = 27,
-	 SH_DATA = 33 };
+	 SH_DATA = 33, SH_RESERVED = 49 };
   char strtab[512];
   size_t strlen_ = 1;
   strtab[0] = '\0';
@@ -165,15 +165,19 @@ make_cubin (int sm, bool old, const char *marker, int machine, size_t *size)
 
   static unsigned char text[16];
   struct { const void *buf; size_t size; Elf64_Word type, name, link, info;
-	   size_t entsize, align; } secs[5] = {
+	   size_t entsize, align; } secs[6] = {
     { shstr, sizeof shstr, SHT_STRTAB, SH_SHSTRTAB, 0, 0, 0, 1 },
     { strtab, strlen_, SHT_STRTAB, SH_STRTAB, 0, 0, 0, 1 },
     { syms, (size_t) nsyms * sizeof (Elf64_Sym), SHT_SYMTAB, SH_SYMTAB, 2, 1,
       sizeof (Elf64_Sym), 8 },
     { text, sizeof text, SHT_PROGBITS, SH_TEXT, 0, 0, 0, 128 },
     { data, sizeof data, SHT_PROGBITS, SH_DATA, 0, 0, 0, 8 },
+    /* NVIDIA's memory reservation of uninitialised globals: no bytes in
+       the file, its size set below (libelf writes no size without
+       bytes).  */
+    { NULL, 0, 0x70000007u, SH_RESERVED, 0, 0, 0, 8 },
   };
-  for (int i = 0; i < 5; i++)
+  for (int i = 0; i < 6; i++)
     {
       Elf_Scn *scn = elf_newscn (elf);
       Elf_Data *d = elf_newdata (scn);
@@ -205,6 +209,18 @@ make_cubin (int sm, bool old, const char *marker, int machine, size_t *size)
   if (buf == NULL || pread (fd, buf, (size_t) st.st_size, 0) != st.st_size)
     abort ();
   close (fd);
+  /* The reservation, the last section: 1 MiB from the end of the file, as
+     ptxas writes its .nv.global (which a bounds check that took it for
+     contents would refuse).  */
+  Elf64_Ehdr h;
+  memcpy (&h, buf, sizeof h);
+  Elf64_Shdr rs;
+  size_t at = h.e_shoff + (size_t) (h.e_shnum - 1) * sizeof rs;
+  memcpy (&rs, buf + at, sizeof rs);
+  rs.sh_offset = (Elf64_Off) st.st_size;
+  rs.sh_size = 1u << 20;
+  rs.sh_flags = SHF_ALLOC | SHF_WRITE;
+  memcpy (buf + at, &rs, sizeof rs);
   *size = (size_t) st.st_size;
   return buf;
 }
