@@ -55,13 +55,15 @@ compile_pipeline () {
   mkdir -p "$which" || return 1
   # shellcheck disable=SC2086 # word splitting of option lists is intended
   set -f
+  # The peak memory of the link's largest process, in KiB, goes to
+  # $which/peak-rss (when the measuring tool is there).
   if [ "$which" = base ]; then
-    ( cd "$which" && env PATH="$CLG_NOPTXAS_PATH" \
+    ( cd "$which" && env PATH="$CLG_NOPTXAS_PATH" $CLG_PEAK_RSS \
       timeout -k 5 "$CLG_COMPILE_TIMEOUT" \
       $DRIVER $BASE_MODEL $CLG_INCLUDE $BASE_OPTS $SRCS \
       $LIBS -o a.out > compile.log 2>&1 < /dev/null )
   else
-    ( cd "$which" && timeout -k 5 "$CLG_COMPILE_TIMEOUT" \
+    ( cd "$which" && $CLG_PEAK_RSS timeout -k 5 "$CLG_COMPILE_TIMEOUT" \
       $DRIVER $OURS_MODEL -B"$CLG_STAGE" $CLG_INCLUDE \
       $OURS_OPTS $SRCS $LIBS -o a.out > compile.log 2>&1 < /dev/null )
   fi
@@ -179,6 +181,9 @@ run_job () {
     ours=$(run_pipeline ours)
   fi
   finish_job .
+  # The links' peak memory (KiB; - when not measured), for the summary.
+  printf '%s\t%s\t%s\n' "$(cat base/peak-rss 2>/dev/null || echo -)" \
+    "$(cat ours/peak-rss 2>/dev/null || echo -)" "$ID" > peak
   # Keep the logs of failures only.
   if [ "${CLG_KEEP:-0}" != 1 ]; then
     for w in base ours; do
@@ -583,17 +588,21 @@ CLG_KEEP=$keep
 # images (libgomp counts the devices of every plugin it loads).
 CLG_OURS_EMULATE=nvptx:1
 CLG_TCLSH=tclsh
-# The comparison runs ours on an emulated device, which never uses
-# cubins; building them (3 architectures at ptxas -O3: minutes and 7 GB
-# for the largest tests) would only slow it down.  A kit for a GPU
-# (--compile-only) keeps mkoffload's default unless the caller sets one.
-if [ -z "$compile_only" ] && [ -z "${OFFLOADKIT_NVPTX_SASS+set}" ]; then
-  OFFLOADKIT_NVPTX_SASS=none
-  export OFFLOADKIT_NVPTX_SASS
+# Each link's peak memory: "peak-rss FILE" before the command.
+CLG_PEAK_RSS=
+[ -x "$topbuild/testsuite/tools/peak-rss" ] &&
+  CLG_PEAK_RSS="$topbuild/testsuite/tools/peak-rss peak-rss"
+# Ours is linked as users link: mkoffload's default, cubins from NVIDIA's
+# ptxas and nvlink where they are installed (the emulated device checks
+# them all when it loads the image), with their cache on, in the build
+# tree (shared with make check's builds) unless the caller names one.
+if [ -z "${OFFLOADKIT_CACHE_DIR+set}" ]; then
+  OFFLOADKIT_CACHE_DIR=$objdir/cubin-cache
+  export OFFLOADKIT_CACHE_DIR
 fi
 export CLG_NOPTXAS_PATH CLG_BASE_LD_PATH CLG_OURS_LD_PATH CLG_STAGE \
   CLG_TIMEOUT CLG_COMPILE_TIMEOUT CLG_TCL CLG_KEEP CLG_OURS_EMULATE \
-  CLG_TCLSH
+  CLG_TCLSH CLG_PEAK_RSS
 
 total=$(wc -l < "$work/joblist")
 
@@ -629,6 +638,20 @@ end=$(date +%s)
 # ------------------------------------------------------------ summary
 
 cat "$work"/jobs/*/result > "$work/results.tsv" 2>/dev/null
+# The links' peak memory: the largest of each pipeline, and ours over
+# 1 GiB.
+cat "$work"/jobs/*/peak > "$work/peak-rss.tsv" 2>/dev/null
+if [ -s "$work/peak-rss.tsv" ]; then
+  awk -F '\t' '
+    function show(kb) { return sprintf("%.0f MiB", kb / 1024) }
+    $1 != "-" && $1 + 0 > bmax { bmax = $1 + 0; bid = $3 }
+    $2 != "-" && $2 + 0 > omax { omax = $2 + 0; oid = $3 }
+    $2 != "-" && $2 + 0 > 1048576 { over = over "\n  " show($2) "  " $3; n++ }
+    END {
+      printf "check-libgomp: peak memory of a link'"'"'s largest process: ours %s (%s), baseline %s (%s); ours over 1 GiB: %d%s\n",
+        show(omax), oid, show(bmax), bid, n, over
+    }' "$work/peak-rss.tsv"
+fi
 # Results also go to OBJDIR/check-libgomp.sum in DejaGnu's format, which
 # CI adds up with the other .sum files.
 # The known limits: those of every version, then those of this GCC's
