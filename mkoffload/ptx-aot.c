@@ -456,22 +456,78 @@ make_units (const struct mko_ptx_aot *aot, size_t *nunits,
   return units;
 }
 
-/* The cache key of UNIT's text for ptxas IDENT and GPU ("sm_90").  */
+/* The hash of a unit's TEXT, once for all architectures.  */
+static struct hash128
+text_hash (const char *text)
+{
+  struct hash128 h;
+  hash_init (&h);
+  hash_str (&h, text);
+  return h;
+}
+
+/* The cache key of a unit's text of hash TEXT for ptxas IDENT and GPU
+   ("sm_90").  */
 static char *
-cache_key (const char *ident, const char *gpu, const char *text)
+cache_key (const char *ident, const char *gpu, const struct hash128 *text)
 {
   /* The key covers everything that makes ptxas' output what it is;
      "-c --gpu-name sm_NN" stands for the argument vector of
      mko_ptx_aot, file names aside.  */
   struct hash128 h;
   hash_init (&h);
-  hash_str (&h, "offloadkit ptxas cache 1");
+  hash_str (&h, "offloadkit ptxas cache 2");
   hash_str (&h, ident);
   hash_str (&h, "-c");
   hash_str (&h, "--gpu-name");
   hash_str (&h, gpu);
-  hash_str (&h, text);
+  hash_bytes (&h, &text->h, sizeof text->h);
   return hash_hex (&h);
+}
+
+/* The cubin for WANT (an architecture of AOT, ARCH_OPT "-arch=sm_NN") of
+   the objects of keys KEYS (NUNITS of them), which the cache may have as
+   PATH (set, malloc'd): 1 when it had it whole and it was copied to
+   CUBIN, 0 when not (a damaged entry is removed), -1 after reporting an
+   error.  */
+static int
+link_cache_fetch (const char *dir, const char *link_ident,
+		  const char *arch_opt, char *const *keys, size_t nunits,
+		  const struct ok_cuda_want *want, const char *cubin,
+		  char **path)
+{
+  struct hash128 h;
+  hash_init (&h);
+  hash_str (&h, "offloadkit nvlink cache 1");
+  hash_str (&h, link_ident);
+  hash_str (&h, "--suppress-stack-size-warning");
+  hash_str (&h, arch_opt);
+  for (size_t u = 0; u < nunits; u++)
+    hash_str (&h, keys[u]);
+  char *hex = hash_hex (&h);
+  *path = xasprintf ("%s/nvptx-link-%s.cubin", dir, hex);
+  free (hex);
+  size_t len;
+  char *data = ok_read_file (*path, &len, NULL);
+  if (!data)
+    return 0;
+  char *why = ok_cuda_elf_problem (*path, (unsigned char *) data, len, want);
+  if (why)
+    {
+      ok_inform ("the sm_%u cubin: removed the damaged cache entry: %s",
+		 want->sm, why);
+      unlink (*path);
+      free (why);
+      free (data);
+      return 0;
+    }
+  int wrote = mko_write_file (cubin, data, len);
+  free (data);
+  if (wrote < 0)
+    return -1;
+  utimensat (AT_FDCWD, *path, NULL, 0);
+  ok_inform ("the sm_%u cubin: cached '%s'", want->sm, *path);
+  return 1;
 }
 
 int
@@ -491,6 +547,10 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
   uint64_t limit;
   unsigned tools = tool_jobs ();
   size_t *order = NULL, *sizes = NULL;
+  struct ok_cuda_want *wants = NULL;
+  int *linked = NULL;
+  char **link_cache = NULL;
+  size_t *link_arch = NULL, nlinks = 0;
 
   /* The cache.  */
   char *dir = NULL, *ident = NULL, *link_ident = NULL;
@@ -526,11 +586,53 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
       order[k] = u;
     }
 
+  /* What the cubins must be, and for each architecture whether the
+     cache has the cubin of these very objects: then nothing of it is
+     compiled or linked.  */
+  wants = xcalloc (narchs, sizeof *wants);
+  linked = xcalloc (narchs, sizeof *linked);
+  link_cache = xcalloc (narchs, sizeof *link_cache);
+  for (size_t a = 0; a < narchs; a++)
+    {
+      wants[a] = (struct ok_cuda_want) {
+	.type = ET_EXEC, .sm = (unsigned) aot->archs[a],
+	.functions = ctx->func_names.v, .nfunctions = ctx->func_names.n,
+	.variables = ctx->var_names.v, .nvariables = ctx->var_names.n,
+      };
+      char *suffix = xasprintf (".mkoffload.sm_%d.cubin", aot->archs[a]);
+      cubins[a] = mko_intermediate (ctx, suffix);
+      free (suffix);
+    }
+  if (dir)
+    {
+      struct hash128 *texts = xcalloc (nunits ? nunits : 1, sizeof *texts);
+      for (size_t u = 0; u < nunits; u++)
+	texts[u] = text_hash (units[u].text);
+      for (size_t a = 0; a < narchs; a++)
+	{
+	  char gpu[32], arch_opt[40];
+	  snprintf (gpu, sizeof gpu, "sm_%d", aot->archs[a]);
+	  snprintf (arch_opt, sizeof arch_opt, "-arch=%s", gpu);
+	  for (size_t u = 0; u < nunits; u++)
+	    keys[a * nunits + u] = cache_key (ident, gpu, &texts[u]);
+	  int got = link_cache_fetch (dir, link_ident, arch_opt,
+				      keys + a * nunits, nunits, &wants[a],
+				      cubins[a], &link_cache[a]);
+	  if (got < 0)
+	    {
+	      free (texts);
+	      goto out;
+	    }
+	  linked[a] = got;
+	}
+      free (texts);
+    }
+
   for (size_t a = 0; a < narchs; a++)
     {
       char gpu[32];
       snprintf (gpu, sizeof gpu, "sm_%d", aot->archs[a]);
-      for (size_t k = 0; k < nunits; k++)
+      for (size_t k = 0; k < nunits && !linked[a]; k++)
 	{
 	  size_t u = order[k];
 	  struct unit *un = &units[u];
@@ -540,9 +642,8 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
 		       : xasprintf ("%zu", un->module + 1);
 	  if (dir)
 	    {
-	      char *hex = cache_key (ident, gpu, un->text);
-	      cache_path = xasprintf ("%s/nvptx-%s.o", dir, hex);
-	      keys[a * nunits + u] = hex;
+	      cache_path = xasprintf ("%s/nvptx-%s.o", dir,
+				      keys[a * nunits + u]);
 	      int failed = 0;
 	      const char *copy = cache_fetch (ctx, cache_path, un->label, stem,
 					      (unsigned) aot->archs[a],
@@ -624,85 +725,27 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
 	cache_store (jobs[i].obj, dir, jobs[i].cache_path);
 	stored = 1;
       }
-  if (stored)
-    cache_trim (dir, limit);
 
-  /* One nvlink per architecture, unless the cache has the cubin linked
-     of the same objects.  The stack-size warning is expected: GCC's
-     device code runs on its own soft stacks and calls through pointers,
-     so the size is never static, and the plugin provides the stacks.  */
+  /* One nvlink per architecture whose cubin the cache did not have.  The
+     stack-size warning is expected: GCC's device code runs on its own
+     soft stacks and calls through pointers, so the size is never static,
+     and the plugin provides the stacks.  */
   struct ok_command *links = cmds + njobs;
-  struct ok_cuda_want *wants = xcalloc (narchs, sizeof *wants);
-  for (size_t a = 0; a < narchs; a++)
-    wants[a] = (struct ok_cuda_want) {
-      .type = ET_EXEC, .sm = (unsigned) aot->archs[a],
-      .functions = ctx->func_names.v, .nfunctions = ctx->func_names.n,
-      .variables = ctx->var_names.v, .nvariables = ctx->var_names.n,
-    };
-  size_t *link_arch = xcalloc (narchs, sizeof *link_arch);
-  char **link_cache = xcalloc (narchs, sizeof *link_cache);
-  size_t nlinks = 0;
+  link_arch = xcalloc (narchs, sizeof *link_arch);
   for (size_t a = 0; a < narchs; a++)
     {
-      char *suffix = xasprintf (".mkoffload.sm_%d.cubin", aot->archs[a]);
-      cubins[a] = mko_intermediate (ctx, suffix);
-      free (suffix);
-      char *arch_opt = xasprintf ("-arch=sm_%d", aot->archs[a]);
-      char *cache_path = NULL;
-      if (dir)
-	{
-	  struct hash128 h;
-	  hash_init (&h);
-	  hash_str (&h, "offloadkit nvlink cache 1");
-	  hash_str (&h, link_ident);
-	  hash_str (&h, "--suppress-stack-size-warning");
-	  hash_str (&h, arch_opt);
-	  for (size_t u = 0; u < nunits; u++)
-	    hash_str (&h, keys[a * nunits + u]);
-	  char *hex = hash_hex (&h);
-	  cache_path = xasprintf ("%s/nvptx-link-%s.cubin", dir, hex);
-	  free (hex);
-	  size_t len;
-	  char *data = ok_read_file (cache_path, &len, NULL);
-	  char *why = data ? ok_cuda_elf_problem (cache_path,
-						   (unsigned char *) data,
-						   len, &wants[a]) : NULL;
-	  if (why)
-	    {
-	      ok_inform ("the sm_%d cubin: removed the damaged cache entry:"
-			 " %s", aot->archs[a], why);
-	      unlink (cache_path);
-	      free (why);
-	    }
-	  else if (data)
-	    {
-	      int wrote = mko_write_file (cubins[a], data, len);
-	      free (data);
-	      if (wrote == 0)
-		{
-		  utimensat (AT_FDCWD, cache_path, NULL, 0);
-		  ok_inform ("the sm_%d cubin: cached '%s'", aot->archs[a],
-			     cache_path);
-		}
-	      free (arch_opt);
-	      free (cache_path);
-	      if (wrote < 0)
-		goto out_links;
-	      continue;
-	    }
-	  free (data);
-	}
+      if (linked[a])
+	continue;
       struct mko_argv av = { 0 };
       mko_argv_push (&av, aot->nvlink);
       mko_argv_push (&av, "--suppress-stack-size-warning");
-      mko_argv_push (&av, arch_opt);
+      mko_argv_push (&av, xasprintf ("-arch=sm_%d", aot->archs[a]));
       mko_argv_push (&av, "-o");
       mko_argv_push (&av, cubins[a]);
       for (size_t u = 0; u < nunits; u++)
 	mko_argv_push (&av, objs[a * nunits + u]);
       links[nlinks].argv = av.v;
       link_arch[nlinks] = a;
-      link_cache[nlinks] = cache_path;
       nlinks++;
     }
   ran = ok_run_commands_checked (links, nlinks, tools, &failed, &status);
@@ -711,31 +754,29 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
 	      " (exit status %d; its messages are above)",
 	      aot->archs[link_arch[failed]], aot->ptx, status);
   if (ran != 0)
-    goto out_links;
+    goto out;
   /* The plugin looks the kernels and variables up by these names.  */
   for (size_t l = 0; l < nlinks; l++)
     if (check_tool_output ("nvlink", aot->nvlink, "cubin",
 			   cubins[link_arch[l]], &wants[link_arch[l]]) < 0)
-      goto out_links;
-  stored = 0;
+      goto out;
   for (size_t l = 0; l < nlinks; l++)
-    if (link_cache[l])
+    if (link_cache[link_arch[l]])
       {
-	cache_store (cubins[link_arch[l]], dir, link_cache[l]);
+	cache_store (cubins[link_arch[l]], dir, link_cache[link_arch[l]]);
 	stored = 1;
       }
   if (stored)
     cache_trim (dir, limit);
   rc = 0;
-
- out_links:
-  free (wants);
-  for (size_t l = 0; l < nlinks; l++)
-    free (link_cache[l]);
-  free (link_cache);
-  free (link_arch);
  out:
   /* The strings stay: some are registered temporary file names.  */
+  free (wants);
+  free (linked);
+  for (size_t a = 0; link_cache && a < narchs; a++)
+    free (link_cache[a]);
+  free (link_cache);
+  free (link_arch);
   for (size_t i = 0; i < nunits * narchs; i++)
     free (keys[i]);
   free (keys);
