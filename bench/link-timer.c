@@ -41,12 +41,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "okb-env.h"
 #include "okb-util.h"
 
 #define MAX_VARS 64
 #define KILL_GRACE 5
 
-extern char **environ;
 
 static volatile sig_atomic_t alarmed, interrupted;
 
@@ -70,46 +70,6 @@ static void
 on_interrupt (int sig)
 {
   interrupted = sig;
-}
-
-/* Does the environment entry E name the variable NAME (NAME may be
-   "NAME=VALUE")?  */
-static int
-same_name (const char *e, const char *name)
-{
-  size_t len = strcspn (name, "=");
-  return strncmp (e, name, len) == 0 && e[len] == '=';
-}
-
-/* The command's environment: ours without the UNSET names and the SET
-   ones, then the SET entries.  */
-static char **
-make_env (char **set, int nset, char **unset, int nunset)
-{
-  int n = 0;
-  while (environ[n])
-    n++;
-  char **env = calloc (n + nset + 1, sizeof *env);
-  if (!env)
-    {
-      perror ("link-timer");
-      exit (2);
-    }
-  int k = 0;
-  for (int i = 0; i < n; i++)
-    {
-      int drop = 0;
-      for (int j = 0; j < nset && !drop; j++)
-	drop = same_name (environ[i], set[j]);
-      for (int j = 0; j < nunset && !drop; j++)
-	drop = same_name (environ[i], unset[j]);
-      if (!drop)
-	env[k++] = environ[i];
-    }
-  for (int j = 0; j < nset; j++)
-    env[k++] = set[j];
-  env[k] = NULL;
-  return env;
 }
 
 /* Signal handlers without SA_RESTART, so that wait4 returns EINTR.  */
@@ -276,7 +236,7 @@ main (int argc, char **argv)
     usage ();
 
   char **cmd = argv + i;
-  char **env = make_env (set, nset, unset, nunset);
+  char **env = okb_make_env (set, nset, unset, nunset, "link-timer", 2);
   install_handlers ();
 
   posix_spawn_file_actions_t fa;

@@ -28,12 +28,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "okb-env.h"
 #include "okb-util.h"
 
 #define MAX_RUNS 1000
 #define MAX_VARS 64
 
-extern char **environ;
 
 static void
 usage (void)
@@ -41,46 +41,6 @@ usage (void)
   fprintf (stderr, "usage: spawn-timer [-n RUNS] [-w WARMUP] "
 	   "[-s NAME=VALUE]... [-u NAME]... -- PROGRAM [ARG...]\n");
   exit (2);
-}
-
-/* Does the environment entry E name the variable NAME (NAME may be
-   "NAME=VALUE")?  */
-static int
-same_name (const char *e, const char *name)
-{
-  size_t len = strcspn (name, "=");
-  return strncmp (e, name, len) == 0 && e[len] == '=';
-}
-
-/* The runs' environment: ours without the UNSET names and the SET ones,
-   then the SET entries.  */
-static char **
-make_env (char **set, int nset, char **unset, int nunset)
-{
-  int n = 0;
-  while (environ[n])
-    n++;
-  char **env = calloc (n + nset + 1, sizeof *env);
-  if (!env)
-    {
-      perror ("spawn-timer");
-      exit (1);
-    }
-  int k = 0;
-  for (int i = 0; i < n; i++)
-    {
-      int drop = 0;
-      for (int j = 0; j < nset && !drop; j++)
-	drop = same_name (environ[i], set[j]);
-      for (int j = 0; j < nunset && !drop; j++)
-	drop = same_name (environ[i], unset[j]);
-      if (!drop)
-	env[k++] = environ[i];
-    }
-  for (int j = 0; j < nset; j++)
-    env[k++] = set[j];
-  env[k] = NULL;
-  return env;
 }
 
 /* Run ARGV once.  Returns 0 and sets *END_MS (to the first-region mark;
@@ -196,7 +156,7 @@ main (int argc, char **argv)
     usage ();
 
   char **cmd = argv + i;
-  char **env = make_env (set, nset, unset, nunset);
+  char **env = okb_make_env (set, nset, unset, nunset, "spawn-timer", 1);
   static double end_ms[MAX_RUNS], exit_ms[MAX_RUNS];
   int on_device = 0;
   for (int r = 0; r < warmup + runs; r++)
