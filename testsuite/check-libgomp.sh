@@ -580,7 +580,10 @@ CLG_BASE_LD_PATH=$baseld
 CLG_OURS_LD_PATH=$plugindir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 CLG_STAGE=$stage
 CLG_TIMEOUT=$timeout
-CLG_COMPILE_TIMEOUT=$((timeout * 3))
+# A link of ours builds cubins for three architectures: GCC's largest
+# tests (for-3.c, for-5.c) take a minute or two of two CPUs with an empty
+# cache, two at a time.
+CLG_COMPILE_TIMEOUT=$((timeout * 5))
 CLG_TCL=$srcdir/check-libgomp.tcl
 CLG_KEEP=$keep
 # Name the plugin: the build's plugin directory has our gcn plugin too, and
@@ -594,10 +597,11 @@ CLG_PEAK_RSS=
   CLG_PEAK_RSS="$topbuild/testsuite/tools/peak-rss peak-rss"
 # Ours is linked as users link: mkoffload's default, cubins from NVIDIA's
 # ptxas and nvlink where they are installed (the emulated device checks
-# them all when it loads the image), with their cache on, in the build
-# tree (shared with make check's builds) unless the caller names one.
+# them all when it loads the image), with their cache on, shared with
+# make check's builds: $OFFLOADKIT_TEST_CACHE_DIR, else in the build tree,
+# unless the caller names one (OFFLOADKIT_CACHE_DIR).
 if [ -z "${OFFLOADKIT_CACHE_DIR+set}" ]; then
-  OFFLOADKIT_CACHE_DIR=$objdir/cubin-cache
+  OFFLOADKIT_CACHE_DIR=${OFFLOADKIT_TEST_CACHE_DIR:-$objdir/cubin-cache}
   export OFFLOADKIT_CACHE_DIR
 fi
 export CLG_NOPTXAS_PATH CLG_BASE_LD_PATH CLG_OURS_LD_PATH CLG_STAGE \
