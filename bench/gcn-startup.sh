@@ -63,13 +63,8 @@ gcc -fopenmp -O2 -I"$here" -foffload=nvptx-none,amdgcn-amdhsa -B "$stage" \
   "$src" -o "$work/ours" > "$work/ours.log" 2>&1 \
   || { cat "$work/ours.log" >&2; die "cannot build through offloadkit's mkoffloads"; }
 # GCC 12's nvptx pipeline cannot use a newer CUDA's ptxas: hide it.
-noptxas_path=
-oldifs=$IFS; IFS=:
-for d in $PATH; do
-  [ -n "$d" ] && [ ! -e "$d/ptxas" ] \
-    && noptxas_path=${noptxas_path:+$noptxas_path:}$d
-done
-IFS=$oldifs
+. "$here/path-without-ptxas.sh"
+noptxas_path=$(path_without_ptxas)
 env PATH="$noptxas_path" gcc -fopenmp -O2 -I"$here" \
   -foffload=nvptx-none,amdgcn-amdhsa "$src" -o "$work/gcc" > "$work/gcc.log" 2>&1 \
   || { cat "$work/gcc.log" >&2; die "cannot build through GCC's mkoffloads"; }

@@ -124,14 +124,11 @@ ctmp=$scratch/tmp
 
 # GCC 12's pipeline runs ptxas for sm_35, which CUDA 13's refuses: its
 # links get a PATH without any directory that has a ptxas.
-noptxas_path=
-oldifs=$IFS; IFS=:
-for d in $PATH; do
-  [ -n "$d" ] && [ ! -e "$d/ptxas" ] \
-    && noptxas_path=${noptxas_path:+$noptxas_path:}$d
-done
+. "$here/path-without-ptxas.sh"
+noptxas_path=$(path_without_ptxas)
 # GCC's programs run without our plugin's directory on the library path.
 gcc_ld=
+oldifs=$IFS; IFS=:
 for d in ${LD_LIBRARY_PATH:-}; do
   [ -n "$d" ] && [ "$d" != "$plugindir" ] && gcc_ld=${gcc_ld:+$gcc_ld:}$d
 done

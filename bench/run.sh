@@ -113,13 +113,8 @@ build () {
   command -v gcc > /dev/null || die "gcc not found"
   # GCC 12's nvptx pipeline verifies PTX for sm_35, which CUDA 13's ptxas
   # refuses: build its binaries with a PATH that has no ptxas.
-  noptxas_path=
-  oldifs=$IFS; IFS=:
-  for d in $PATH; do
-    [ -n "$d" ] && [ ! -e "$d/ptxas" ] \
-      && noptxas_path=${noptxas_path:+$noptxas_path:}$d
-  done
-  IFS=$oldifs
+  . "$here/path-without-ptxas.sh"
+  noptxas_path=$(path_without_ptxas)
 
   echo "bench: building into $work"
   for p in gcc ours; do
