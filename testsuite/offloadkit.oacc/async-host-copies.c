@@ -1,0 +1,97 @@
+/* Asynchronous copies to the device take the host's bytes when they are
+   queued, as CUDA's cuMemcpyHtoDAsync does from pageable memory: the
+   region queued by a helper that returns before the wait sees the
+   scalars it was given (libgomp uploads each firstprivate scalar with an
+   asynchronous copy from a temporary of its own, on a stack frame that
+   is gone by the time a lazy queue runs), whichever of 64 queues it is
+   on; acc_memcpy_to_device_async takes the value of the moment of the
+   call; and a copy larger than the device stages at once (64 MiB and
+   more) keeps its place in the queue's order.  */
+
+#include <openacc.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "okt-check.h"
+
+#define N 256
+#define Q 64
+
+static void
+scale_async (float *p, int n, float f, int q)
+{
+#pragma acc parallel loop present (p[0:n]) async (q)
+  for (int i = 0; i < n; i++)
+    p[i] *= f;
+}
+
+/* Scribble over the stack where the helper's and libgomp's frames were.  */
+static void __attribute__ ((noinline))
+scribble (void)
+{
+  volatile char junk[16384];
+  memset ((char *) junk, 0x5a, sizeof junk);
+}
+
+static float a[Q][N];
+
+int
+main (void)
+{
+  for (int q = 0; q < Q; q++)
+    for (int i = 0; i < N; i++)
+      a[q][i] = 1;
+
+#pragma acc data copy (a)
+  {
+    for (int q = 0; q < Q; q++)
+      {
+	scale_async (a[q], N, (float) (q + 2), q);
+	scribble ();
+      }
+#pragma acc wait
+  }
+  for (int q = 0; q < Q; q++)
+    for (int i = 0; i < N; i++)
+      if (a[q][i] != (float) (q + 2))
+	{
+	  fprintf (stderr, "slice %d scaled by %g, want %d\n", q,
+		   (double) a[q][i], q + 2);
+	  abort ();
+	}
+
+  /* The value of the moment of the call, whatever comes after.  */
+  int x = 7, y = 0;
+  int *d = (int *) acc_malloc (sizeof x);
+  OKT_CHECK (d != NULL);
+  acc_memcpy_to_device_async (d, &x, sizeof x, 1);
+  x = 99;
+  acc_memcpy_from_device_async (&y, d, sizeof y, 1);
+  acc_wait (1);
+  OKT_CHECK (y == 7);
+  acc_free (d);
+
+  /* 64 MiB and more: the queue's earlier work first, then these bytes,
+     then what comes after them.  */
+  size_t big = (64u << 20) + 4096;
+  size_t nints = big / sizeof (int);
+  int *h = (int *) malloc (big), *back = (int *) malloc (big);
+  int *dbig = (int *) acc_malloc (big);
+  OKT_CHECK (h != NULL && back != NULL && dbig != NULL);
+  for (size_t i = 0; i < nints; i++)
+    h[i] = (int) i;
+  acc_memcpy_to_device_async (dbig, h, big, 2);
+#pragma acc parallel loop deviceptr (dbig) async (2)
+  for (int i = 1; i < 2; i++)
+    dbig[i] += 1000;
+  for (size_t i = 0; i < nints; i++)
+    h[i] = -1;
+  acc_memcpy_from_device_async (back, dbig, big, 2);
+  acc_wait (2);
+  OKT_CHECK (back[0] == 0 && back[1] == 1001 && back[nints - 1]
+	     == (int) (nints - 1));
+  acc_free (dbig);
+  free (h);
+  free (back);
+  return 0;
+}
