@@ -44,7 +44,7 @@ struct ok_hostq_entry
       void *dst;
       const void *src;
       size_t n;
-      void *bytes;		/* The copy's own source, freed with it.  */
+      bool *ok;			/* Non-null: set to whether it worked.  */
     } copy;
     struct
     {
@@ -139,14 +139,6 @@ hostq_run (struct ok_hostq *q, struct ok_hostq_entry *e)
   return false;
 }
 
-static void
-hostq_entry_free (struct ok_hostq_entry *e)
-{
-  if (e->kind == HOSTQ_COPY)
-    free (e->u.copy.bytes);
-  free (e);
-}
-
 /* Q's thread: run the released entries in order until the queue stops
    with nothing left released.  */
 static void *
@@ -172,9 +164,12 @@ hostq_thread (void *arg)
       struct ok_hostq_marker *to_set
 	= e->kind == HOSTQ_MARK ? e->u.marker : NULL;
       bool ok = to_set != NULL || hostq_run (q, e);
-      hostq_entry_free (e);
+      bool *e_ok = e->kind == HOSTQ_COPY ? e->u.copy.ok : NULL;
+      free (e);
 
       pthread_mutex_lock (&q->lock);
+      if (e_ok != NULL)
+	*e_ok = ok;
       if (!ok)
 	q->failed = true;
       q->done++;
@@ -261,40 +256,43 @@ ok_hostq_launch (struct ok_acc_queue *base, void *fn, void *args,
   return true;
 }
 
-/* A copy from host memory larger than this is not taken into a buffer
-   of the queue's: the queue's earlier work is finished and the bytes go
-   to the device at once.  */
-#define HOSTQ_TAKE_MAX ((size_t) 64 << 20)
-
+/* Queue a copy on Q; when OK is not null, run the queue up to it and
+   wait for it, and set *OK to whether it worked.  */
 static bool
 hostq_copy_queue (struct ok_hostq *q, enum ok_copy_dir dir, void *dst,
-		  const void *src, size_t n, void *bytes)
+		  const void *src, size_t n, bool *ok)
 {
   struct ok_hostq_entry *e = hostq_entry_new (q, HOSTQ_COPY);
   if (e == NULL)
-    {
-      free (bytes);
-      return false;
-    }
+    return false;
   e->u.copy.dir = dir;
   e->u.copy.dst = dst;
-  e->u.copy.src = bytes != NULL ? bytes : src;
+  e->u.copy.src = src;
   e->u.copy.n = n;
-  e->u.copy.bytes = bytes;
-  hostq_push (q, e, false);
+  e->u.copy.ok = ok;
+  hostq_push (q, e, ok != NULL);
+  if (ok != NULL)
+    {
+      pthread_mutex_lock (&q->lock);
+      hostq_finish_queued (q);
+      pthread_mutex_unlock (&q->lock);
+    }
   return true;
 }
 
-/* A copy from host memory takes the bytes the source holds when it is
-   queued, as CUDA's cuMemcpyHtoDAsync does from pageable memory (it
-   stages them before it returns): libgomp queues copies from
-   temporaries on its own stack (firstprivate scalars, gone when the
-   queue runs) and the program may change its memory once the call
-   returns.  Up to HOSTQ_TAKE_MAX they are copied into a buffer of the
-   entry's; a larger copy does as CUDA documents for pageable memory, the
-   queue's earlier work first, then the copy, before this returns.
-   Copies from device memory read it when the queue runs, as a GPU's do;
-   so do those of ok_hostq_copy_kept.  */
+/* A copy from host memory does what CUDA documents for
+   cuMemcpyHtoDAsync from pageable memory: the queue's earlier work is
+   finished ("a stream sync is performed before the copy is initiated"),
+   then the bytes are taken, before the call returns.  So the copy sees
+   what that work wrote back to the host (a second asynchronous region
+   with copy (a) after a first), and what the source held at the call:
+   libgomp queues the uploads of firstprivate scalars from temporaries on
+   its own stack, gone by the time a lazy queue runs, and the program may
+   change its memory once the call returns.  The copy runs on the queue's
+   thread, so that other queues' work stays where it is (a synchronous
+   copy of the device would run theirs first).  Copies from device
+   memory read it when the queue runs, as a GPU's do; so do those of
+   ok_hostq_copy_kept.  */
 bool
 ok_hostq_copy (struct ok_acc_queue *base, enum ok_copy_dir dir, void *dst,
 	       const void *src, size_t n)
@@ -302,22 +300,8 @@ ok_hostq_copy (struct ok_acc_queue *base, enum ok_copy_dir dir, void *dst,
   struct ok_hostq *q = ok_hostq (base);
   if (dir != OK_COPY_H2D || n == 0)
     return hostq_copy_queue (q, dir, dst, src, n, NULL);
-  if (n > HOSTQ_TAKE_MAX)
-    {
-      pthread_mutex_lock (&q->lock);
-      hostq_finish_queued (q);
-      pthread_mutex_unlock (&q->lock);
-      return hostq_copy_now (base->dev, dir, dst, src, n);
-    }
-  void *bytes = malloc (n);
-  if (bytes == NULL)
-    {
-      ok_dev_error (base->dev, "out of memory queueing a copy of %zu bytes"
-		    " to the device", n);
-      return false;
-    }
-  memcpy (bytes, src, n);
-  return hostq_copy_queue (q, dir, dst, src, n, bytes);
+  bool ok = false;
+  return hostq_copy_queue (q, dir, dst, src, n, &ok) && ok;
 }
 
 bool

@@ -1,5 +1,5 @@
-// Asynchronous copies to the device take the host's bytes when they are
-// queued (async-host-copies.c says why): a member function queues a
+// Asynchronous copies to the device take the host's bytes of the moment
+// of the call (async-host-copies.c says why): a member function queues a
 // region on each of 64 queues with its object's scalars and returns
 // before the wait; the object is gone, its stack reused, when a lazy
 // queue runs.

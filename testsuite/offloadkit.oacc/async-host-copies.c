@@ -1,12 +1,14 @@
-/* Asynchronous copies to the device take the host's bytes when they are
-   queued, as CUDA's cuMemcpyHtoDAsync does from pageable memory: the
-   region queued by a helper that returns before the wait sees the
-   scalars it was given (libgomp uploads each firstprivate scalar with an
-   asynchronous copy from a temporary of its own, on a stack frame that
-   is gone by the time a lazy queue runs), whichever of 64 queues it is
-   on; acc_memcpy_to_device_async takes the value of the moment of the
-   call; and a copy larger than the device stages at once (64 MiB and
-   more) keeps its place in the queue's order.  */
+/* Asynchronous copies to the device from (pageable) host memory do what
+   CUDA's cuMemcpyHtoDAsync does: the queue's earlier work first, then
+   the host's bytes of the moment of the call.  So the region queued by a
+   helper that returns before the wait sees the scalars it was given
+   (libgomp uploads each firstprivate scalar with an asynchronous copy
+   from a temporary of its own, on a stack frame that is gone by the time
+   a lazy queue runs), whichever of 64 queues it is on;
+   a second region with copy (b) on the queue of a first sees what the
+   first wrote back; acc_memcpy_to_device_async takes the value of the
+   moment of the call; and a large copy keeps its place in the queue's
+   order.  */
 
 #include <openacc.h>
 #include <stdlib.h>
@@ -60,6 +62,20 @@ main (void)
 	  abort ();
 	}
 
+  /* Two regions with copy (b) on one queue: the second's upload comes
+     after the first's download, as a stream orders them.  */
+  int b[N];
+  for (int i = 0; i < N; i++)
+    b[i] = 3;
+#pragma acc parallel loop copy (b) async (7)
+  for (int i = 0; i < N; i++)
+    b[i] += 1;
+#pragma acc parallel loop copy (b) async (7)
+  for (int i = 0; i < N; i++)
+    b[i] *= 10;
+#pragma acc wait (7)
+  OKT_CHECK (b[0] == 40 && b[N - 1] == 40);
+
   /* The value of the moment of the call, whatever comes after.  */
   int x = 7, y = 0;
   int *d = (int *) acc_malloc (sizeof x);
@@ -71,8 +87,8 @@ main (void)
   OKT_CHECK (y == 7);
   acc_free (d);
 
-  /* 64 MiB and more: the queue's earlier work first, then these bytes,
-     then what comes after them.  */
+  /* A large copy: the queue's earlier work first, then these bytes, then
+     what comes after them.  */
   size_t big = (64u << 20) + 4096;
   size_t nints = big / sizeof (int);
   int *h = (int *) malloc (big), *back = (int *) malloc (big);

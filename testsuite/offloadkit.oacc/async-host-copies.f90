@@ -1,5 +1,5 @@
-! Asynchronous copies to the device take the host's bytes when they are
-! queued (async-host-copies.c says why): a subroutine queues a region on
+! Asynchronous copies to the device take the host's bytes of the moment
+! of the call (async-host-copies.c says why): a subroutine queues a region on
 ! each of 64 queues with scalars that are temporaries of its caller and
 ! returns before the wait.
 module scaling

@@ -69,9 +69,9 @@ main (void)
   acc_memcpy_to_device_async (d, c, sizeof c, 5);
   for (int i = 0; i < N; i++)
     c[i] = 0;
-  /* The copy took C's bytes when it was queued, as CUDA takes those of
-     pageable memory: the host's clearing of C after the call does not
-     reach the device.  */
+  /* The copy took C's bytes at the call, as CUDA takes those of pageable
+     memory: the host's clearing of C after the call does not reach the
+     device.  */
   acc_memcpy_from_device_async (c, d, sizeof c, 5);
   acc_wait (5);
   if (c[7] != 21)
