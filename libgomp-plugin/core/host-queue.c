@@ -44,7 +44,6 @@ struct ok_hostq_entry
       void *dst;
       const void *src;
       size_t n;
-      bool *ok;			/* Non-null: set to whether it worked.  */
     } copy;
     struct
     {
@@ -164,12 +163,9 @@ hostq_thread (void *arg)
       struct ok_hostq_marker *to_set
 	= e->kind == HOSTQ_MARK ? e->u.marker : NULL;
       bool ok = to_set != NULL || hostq_run (q, e);
-      bool *e_ok = e->kind == HOSTQ_COPY ? e->u.copy.ok : NULL;
       free (e);
 
       pthread_mutex_lock (&q->lock);
-      if (e_ok != NULL)
-	*e_ok = ok;
       if (!ok)
 	q->failed = true;
       q->done++;
@@ -256,12 +252,11 @@ ok_hostq_launch (struct ok_acc_queue *base, void *fn, void *args,
   return true;
 }
 
-/* Queue a copy on Q; when OK is not null, run the queue up to it and
-   wait for it, and set *OK to whether it worked.  */
-static bool
-hostq_copy_queue (struct ok_hostq *q, enum ok_copy_dir dir, void *dst,
-		  const void *src, size_t n, bool *ok)
+bool
+ok_hostq_copy (struct ok_acc_queue *base, enum ok_copy_dir dir, void *dst,
+	       const void *src, size_t n)
 {
+  struct ok_hostq *q = ok_hostq (base);
   struct ok_hostq_entry *e = hostq_entry_new (q, HOSTQ_COPY);
   if (e == NULL)
     return false;
@@ -269,46 +264,8 @@ hostq_copy_queue (struct ok_hostq *q, enum ok_copy_dir dir, void *dst,
   e->u.copy.dst = dst;
   e->u.copy.src = src;
   e->u.copy.n = n;
-  e->u.copy.ok = ok;
-  hostq_push (q, e, ok != NULL);
-  if (ok != NULL)
-    {
-      pthread_mutex_lock (&q->lock);
-      hostq_finish_queued (q);
-      pthread_mutex_unlock (&q->lock);
-    }
+  hostq_push (q, e, false);
   return true;
-}
-
-/* A copy from host memory does what CUDA documents for
-   cuMemcpyHtoDAsync from pageable memory: the queue's earlier work is
-   finished ("a stream sync is performed before the copy is initiated"),
-   then the bytes are taken, before the call returns.  So the copy sees
-   what that work wrote back to the host (a second asynchronous region
-   with copy (a) after a first), and what the source held at the call:
-   libgomp queues the uploads of firstprivate scalars from temporaries on
-   its own stack, gone by the time a lazy queue runs, and the program may
-   change its memory once the call returns.  The copy runs on the queue's
-   thread, so that other queues' work stays where it is (a synchronous
-   copy of the device would run theirs first).  Copies from device
-   memory read it when the queue runs, as a GPU's do; so do those of
-   ok_hostq_copy_kept.  */
-bool
-ok_hostq_copy (struct ok_acc_queue *base, enum ok_copy_dir dir, void *dst,
-	       const void *src, size_t n)
-{
-  struct ok_hostq *q = ok_hostq (base);
-  if (dir != OK_COPY_H2D || n == 0)
-    return hostq_copy_queue (q, dir, dst, src, n, NULL);
-  bool ok = false;
-  return hostq_copy_queue (q, dir, dst, src, n, &ok) && ok;
-}
-
-bool
-ok_hostq_copy_kept (struct ok_acc_queue *base, enum ok_copy_dir dir,
-		    void *dst, const void *src, size_t n)
-{
-  return hostq_copy_queue (ok_hostq (base), dir, dst, src, n, NULL);
 }
 
 bool

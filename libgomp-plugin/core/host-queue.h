@@ -88,15 +88,8 @@ bool ok_hostq_wait (struct ok_acc_queue *q);
 bool ok_hostq_join (struct ok_acc_queue *first, struct ok_acc_queue *later);
 bool ok_hostq_callback (struct ok_acc_queue *q, void (*fn) (void *),
 			void *data);
-/* ok_hostq_copy makes a copy from host memory as CUDA does one from
-   pageable memory: the queue's earlier work first, then the copy, before
-   it returns (host-queue.c says why); ok_hostq_copy_kept queues it, to
-   read the source when the queue runs, for a source that its caller
-   knows stays (page-locked host memory, which a GPU's DMA reads then).  */
 bool ok_hostq_copy (struct ok_acc_queue *q, enum ok_copy_dir dir, void *dst,
 		    const void *src, size_t n);
-bool ok_hostq_copy_kept (struct ok_acc_queue *q, enum ok_copy_dir dir,
-			 void *dst, const void *src, size_t n);
 /* Queue a launch of FN with ARGS as *LAUNCH says (acc_exec on a
    queue).  */
 bool ok_hostq_launch (struct ok_acc_queue *q, void *fn, void *args,
