@@ -58,8 +58,9 @@ struct ok_device
      ok_images_hold).  */
   pthread_mutex_t images_lock;
   struct ok_loaded_image *images;
-  /* The device's lazy OpenACC queues (host-queue.h), which its
-     synchronous operations wait for; HOSTQS_LOCK guards the list.  */
+  /* The device's host-run OpenACC queues (host-queue.h): the lazy ones
+     its synchronous operations wait for, all of them an upload from
+     host memory their downloads write; HOSTQS_LOCK guards the list.  */
   pthread_mutex_t hostqs_lock;
   struct ok_hostq *hostqs;
 };

@@ -30,6 +30,7 @@ struct ok_hostq_entry
 {
   struct ok_hostq_entry *next;
   enum ok_hostq_kind kind;
+  uint64_t seq;			/* Its place: the queue's QUEUED with it.  */
   union
   {
     struct
@@ -44,6 +45,7 @@ struct ok_hostq_entry
       void *dst;
       const void *src;
       size_t n;
+      void *bytes;		/* The copy's own source, freed with it.  */
     } copy;
     struct
     {
@@ -138,6 +140,21 @@ hostq_run (struct ok_hostq *q, struct ok_hostq_entry *e)
   return false;
 }
 
+/* Whether E copies from the device into host memory.  */
+static bool
+hostq_is_download (const struct ok_hostq_entry *e)
+{
+  return e->kind == HOSTQ_COPY && e->u.copy.dir == OK_COPY_D2H;
+}
+
+static void
+hostq_entry_free (struct ok_hostq_entry *e)
+{
+  if (e->kind == HOSTQ_COPY)
+    free (e->u.copy.bytes);
+  free (e);
+}
+
 /* Q's thread: run the released entries in order until the queue stops
    with nothing left released.  */
 static void *
@@ -158,14 +175,18 @@ hostq_thread (void *arg)
       q->head = e->next;
       if (q->head == NULL)
 	q->tail = NULL;
+      q->running = e;
       pthread_mutex_unlock (&q->lock);
 
       struct ok_hostq_marker *to_set
 	= e->kind == HOSTQ_MARK ? e->u.marker : NULL;
       bool ok = to_set != NULL || hostq_run (q, e);
-      free (e);
 
       pthread_mutex_lock (&q->lock);
+      if (hostq_is_download (e))
+	q->downloads--;
+      q->running = NULL;
+      hostq_entry_free (e);
       if (!ok)
 	q->failed = true;
       q->done++;
@@ -231,7 +252,9 @@ hostq_push (struct ok_hostq *q, struct ok_hostq_entry *e, bool run_now)
   else
     q->head = e;
   q->tail = e;
-  q->queued++;
+  e->seq = ++q->queued;
+  if (hostq_is_download (e))
+    q->downloads++;
   if (run_now || q->policy == OK_HOSTQ_EAGER)
     hostq_release (q);
   pthread_mutex_unlock (&q->lock);
@@ -252,20 +275,131 @@ ok_hostq_launch (struct ok_acc_queue *base, void *fn, void *args,
   return true;
 }
 
+static bool
+hostq_copy_queue (struct ok_hostq *q, enum ok_copy_dir dir, void *dst,
+		  const void *src, size_t n, void *bytes)
+{
+  struct ok_hostq_entry *e = hostq_entry_new (q, HOSTQ_COPY);
+  if (e == NULL)
+    {
+      free (bytes);
+      return false;
+    }
+  e->u.copy.dir = dir;
+  e->u.copy.dst = dst;
+  e->u.copy.src = bytes != NULL ? bytes : src;
+  e->u.copy.n = n;
+  e->u.copy.bytes = bytes;
+  hostq_push (q, e, false);
+  return true;
+}
+
+/* Whether [A, A + AN) and [B, B + BN) overlap.  */
+static bool
+hostq_overlap (const void *a, size_t an, const void *b, size_t bn)
+{
+  uintptr_t x = (uintptr_t) a, y = (uintptr_t) b;
+  return x < y + bn && y < x + an;
+}
+
+/* The place of the last download on Q, queued and not done, that writes
+   into [SRC, SRC + N); 0 when none.  Q->LOCK is held.  */
+static uint64_t
+hostq_last_download_into (struct ok_hostq *q, const void *src, size_t n)
+{
+  uint64_t last = 0;
+  if (q->downloads == 0)
+    return 0;
+  if (q->running != NULL && hostq_is_download (q->running)
+      && hostq_overlap (q->running->u.copy.dst, q->running->u.copy.n, src, n))
+    last = q->running->seq;
+  for (struct ok_hostq_entry *e = q->head; e != NULL; e = e->next)
+    if (hostq_is_download (e)
+	&& hostq_overlap (e->u.copy.dst, e->u.copy.n, src, n))
+      last = e->seq;
+  return last;
+}
+
+/* Before host memory [SRC, SRC + N) is read for an upload: the
+   downloads into it that any queue of DEV holds land first, with what
+   comes before them on their queues.  On a GPU they would have landed:
+   CUDA returns from a download to pageable memory once it is done, and
+   an eager queue (GCC's gcn plugin) has run it long before; a lazy queue
+   keeps it pending until someone asks, and reading the memory now would
+   take bytes no device would.  Not from a queue's thread, which must not
+   wait for queues.  */
+static void
+hostq_settle_downloads (struct ok_device *dev, const void *src, size_t n)
+{
+  if (hostq_current != NULL)
+    return;
+  pthread_mutex_lock (&dev->hostqs_lock);
+  for (struct ok_hostq *q = dev->hostqs; q != NULL; q = q->next)
+    {
+      pthread_mutex_lock (&q->lock);
+      uint64_t last = hostq_last_download_into (q, src, n);
+      if (last != 0)
+	{
+	  if (q->released < last)
+	    {
+	      q->released = last;
+	      pthread_cond_broadcast (&q->cond);
+	    }
+	  while (q->done < last)
+	    pthread_cond_wait (&q->cond, &q->lock);
+	}
+      pthread_mutex_unlock (&q->lock);
+    }
+  pthread_mutex_unlock (&dev->hostqs_lock);
+}
+
+/* A copy from host memory larger than this is not taken into a buffer:
+   the queue's earlier work is finished and the bytes go to the device
+   at once, as CUDA's staging of pageable memory in chunks does.  */
+#define HOSTQ_TAKE_MAX ((size_t) 64 << 20)
+
+/* A copy from host memory takes the bytes the source holds when it is
+   queued, once the downloads already queued into it have landed
+   (hostq_settle_downloads), as CUDA's cuMemcpyHtoDAsync takes those of
+   pageable memory before it returns: libgomp queues uploads from
+   temporaries on its own stack (firstprivate scalars, gone when the
+   queue runs), and the program may change its memory once the call
+   returns.  Up to HOSTQ_TAKE_MAX they go into a buffer of the entry's;
+   a larger copy finishes the queue's earlier work and is made at once.
+   The bytes reach the device when the queue runs the entry.  Copies from
+   device memory read it when the queue runs, as a GPU's do; so do those
+   of ok_hostq_copy_kept.  */
 bool
 ok_hostq_copy (struct ok_acc_queue *base, enum ok_copy_dir dir, void *dst,
 	       const void *src, size_t n)
 {
   struct ok_hostq *q = ok_hostq (base);
-  struct ok_hostq_entry *e = hostq_entry_new (q, HOSTQ_COPY);
-  if (e == NULL)
-    return false;
-  e->u.copy.dir = dir;
-  e->u.copy.dst = dst;
-  e->u.copy.src = src;
-  e->u.copy.n = n;
-  hostq_push (q, e, false);
-  return true;
+  if (dir != OK_COPY_H2D || n == 0)
+    return hostq_copy_queue (q, dir, dst, src, n, NULL);
+  hostq_settle_downloads (base->dev, src, n);
+  if (n > HOSTQ_TAKE_MAX && hostq_current == NULL)
+    {
+      pthread_mutex_lock (&q->lock);
+      hostq_finish_queued (q);
+      pthread_mutex_unlock (&q->lock);
+      return hostq_copy_now (base->dev, dir, dst, src, n);
+    }
+  void *bytes = malloc (n);
+  if (bytes == NULL)
+    {
+      ok_dev_error (base->dev, "out of memory queueing a copy of %zu bytes"
+		    " to the device", n);
+      return false;
+    }
+  memcpy (bytes, src, n);
+  return hostq_copy_queue (q, dir, dst, src, n, bytes);
+}
+
+bool
+ok_hostq_copy_kept (struct ok_acc_queue *base, enum ok_copy_dir dir,
+		    void *dst, const void *src, size_t n)
+{
+  return hostq_copy_queue (ok_hostq (base), dir, dst, src, n, NULL);
 }
 
 bool
@@ -349,11 +483,12 @@ ok_hostq_run_device (struct ok_device *dev)
      run.  */
   pthread_mutex_lock (&dev->hostqs_lock);
   for (struct ok_hostq *q = dev->hostqs; q != NULL; q = q->next)
-    {
-      pthread_mutex_lock (&q->lock);
-      hostq_finish_queued (q);
-      pthread_mutex_unlock (&q->lock);
-    }
+    if (q->policy == OK_HOSTQ_LAZY)
+      {
+	pthread_mutex_lock (&q->lock);
+	hostq_finish_queued (q);
+	pthread_mutex_unlock (&q->lock);
+      }
   pthread_mutex_unlock (&dev->hostqs_lock);
 }
 
@@ -401,9 +536,9 @@ ok_hostq_start (struct ok_acc_queue *base, enum ok_hostq_policy policy,
       pthread_mutex_destroy (&q->lock);
       return false;
     }
-  /* Only lazy queues wait for the device's synchronous operations.  */
-  if (policy == OK_HOSTQ_LAZY)
-    hostq_list (q);
+  /* Every queue, for hostq_settle_downloads; only lazy ones wait for
+     the device's synchronous operations (ok_hostq_run_device).  */
+  hostq_list (q);
   return true;
 }
 
@@ -412,8 +547,7 @@ ok_hostq_stop (struct ok_acc_queue *base)
 {
   struct ok_hostq *q = ok_hostq (base);
   bool ok = ok_hostq_wait (base);
-  if (q->policy == OK_HOSTQ_LAZY)
-    hostq_unlist (q);
+  hostq_unlist (q);
   pthread_mutex_lock (&q->lock);
   q->stopping = true;
   pthread_cond_broadcast (&q->cond);

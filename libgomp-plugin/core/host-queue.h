@@ -19,6 +19,9 @@
      again), orders another queue after it, or destroys it, or a
      synchronous operation of the device comes (the backend calls
      ok_hostq_run_device first).
+   With either, an upload from host memory takes the bytes of the moment
+   it is queued, once the downloads queued into them have landed
+   (ok_hostq_copy).
 
    The backend's queue record begins with struct ok_hostq, which begins
    with struct ok_acc_queue; the functions here that take a struct
@@ -55,6 +58,8 @@ struct ok_hostq
      done, and when the queue stops.  */
   pthread_cond_t cond;
   struct ok_hostq_entry *head, *tail;
+  struct ok_hostq_entry *running;	/* Taken from HEAD by the thread.  */
+  unsigned downloads;		/* Copies to host memory not done.  */
   /* Entries counted since the queue began: queued, released to the
      thread (which runs the first RELEASED ones; all of them for an eager
      queue), done.  */
@@ -62,7 +67,7 @@ struct ok_hostq
   bool failed;			/* An entry failed since the last wait.  */
   bool stopping;
   pthread_t thread;
-  /* In the device's list of lazy queues (struct ok_device's HOSTQS).  */
+  /* In the device's list of queues (struct ok_device's HOSTQS).  */
   struct ok_hostq *next;
 };
 
@@ -88,8 +93,15 @@ bool ok_hostq_wait (struct ok_acc_queue *q);
 bool ok_hostq_join (struct ok_acc_queue *first, struct ok_acc_queue *later);
 bool ok_hostq_callback (struct ok_acc_queue *q, void (*fn) (void *),
 			void *data);
+/* ok_hostq_copy takes the bytes of a copy from host memory when it is
+   queued, after the downloads already queued into them (host-queue.c
+   says how); ok_hostq_copy_kept reads them when the queue runs, for a
+   source that its caller knows stays (page-locked host memory, which a
+   GPU's DMA reads then).  */
 bool ok_hostq_copy (struct ok_acc_queue *q, enum ok_copy_dir dir, void *dst,
 		    const void *src, size_t n);
+bool ok_hostq_copy_kept (struct ok_acc_queue *q, enum ok_copy_dir dir,
+			 void *dst, const void *src, size_t n);
 /* Queue a launch of FN with ARGS as *LAUNCH says (acc_exec on a
    queue).  */
 bool ok_hostq_launch (struct ok_acc_queue *q, void *fn, void *args,

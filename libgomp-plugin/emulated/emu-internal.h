@@ -221,6 +221,8 @@ void *emu_managed_alloc (struct ok_device *dev, size_t size);
 bool emu_managed_free (struct ok_device *dev, void *ptr);
 int emu_is_accessible (struct ok_device *dev, const void *ptr, size_t size);
 bool emu_page_locked_alloc (struct ok_device *dev, void **ptr, size_t size);
+/* Whether all of [PTR, PTR + N) is page-locked memory of the devices.  */
+bool emu_locked_holds (const void *ptr, size_t n);
 bool emu_page_locked_free (struct ok_device *dev, void *ptr);
 
 /* Check that [PTR, PTR + N), N > 0, lies in one live block of DEV, or

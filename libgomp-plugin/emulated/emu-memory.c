@@ -466,7 +466,7 @@ static pthread_mutex_t emu_locked_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct emu_locked *emu_locked_list;
 
 /* Whether all of [PTR, PTR + N) is page-locked memory given out here.  */
-static bool
+bool
 emu_locked_holds (const void *ptr, size_t n)
 {
   bool found = false;

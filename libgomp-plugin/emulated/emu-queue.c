@@ -107,6 +107,10 @@ emu_acc_queue_copy (struct ok_acc_queue *base, enum ok_copy_dir dir,
       || (dir != OK_COPY_D2H
 	  && !emu_check_range (dev, dst, n, "copy to device memory")))
     return false;
+  /* Page-locked host memory is read when the copy runs, as a GPU's DMA
+     reads it; other host memory when the copy is queued.  */
+  if (dir == OK_COPY_H2D && emu_locked_holds (src, n))
+    return ok_hostq_copy_kept (base, dir, dst, src, n);
   return ok_hostq_copy (base, dir, dst, src, n);
 }
 

@@ -69,11 +69,12 @@ main (void)
   acc_memcpy_to_device_async (d, c, sizeof c, 5);
   for (int i = 0; i < N; i++)
     c[i] = 0;
-  /* The copy ran after the host cleared C: it copied zeros, as a device
-     may when the host changes the source before the wait.  */
+  /* The copy took C's bytes at the call, as CUDA takes those of pageable
+     memory: the host's clearing of C after the call does not reach the
+     device.  */
   acc_memcpy_from_device_async (c, d, sizeof c, 5);
   acc_wait (5);
-  if (c[7] != 0)
+  if (c[7] != 21)
     abort ();
   acc_free (d);
 #pragma acc exit data delete (a, b)

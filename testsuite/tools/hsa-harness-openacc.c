@@ -297,22 +297,29 @@ acc_queues (void *fn, void *tv, const struct ok_tgt_desc *td)
 	 done && memcmp (back, pattern, 64) == 0 && cb_ok
 	 && acc_test (q1) == 1 && acc_test (q2) == 1);
 
-  /* A host-to-device copy queued behind another queue's copy.  */
-  unsigned char other[64];
+  /* A host-to-device copy queued behind another queue's copy.  It takes
+     the source's bytes of the moment of the call, as CUDA does from
+     pageable memory (libgomp queues uploads from temporaries on its own
+     stack): the host's later change of the source does not reach the
+     device, though the copy runs after the gated kernel.  */
+  unsigned char other[64], sent[64];
   memset (other, 0x5a, sizeof other);
+  memcpy (sent, other, sizeof sent);
   memset (back, 0, sizeof back);
   f_gate (1);
   queued = (acc_queue_run (q2, fn, tv, 1, 1)
-	    && acc_host2dev (0, buf, other, 64, q2)
-	    && acc_serialize (q2, q1)
+	    && acc_host2dev (0, buf, other, 64, q2));
+  memset (other, 0x11, sizeof other);
+  queued = (queued && acc_serialize (q2, q1)
 	    && acc_dev2host (0, back, buf, 64, q1));
   acc_callback (q1, record_cb, &tags[2]);
   pause_100ms ();
   check ("serialize: copies on the later queue wait too",
 	 queued && cb_count () == 2 && memcmp (back, zero, 64) == 0);
   f_gate (0);
-  check ("serialize: then the later queue sees the first's copy",
-	 acc_synchronize (q1) && memcmp (back, other, 64) == 0
+  check ("serialize: then the later queue sees the first's copy, of the"
+	 " source's bytes at the call",
+	 acc_synchronize (q1) && memcmp (back, sent, 64) == 0
 	 && cb_count () == 3);
   p_free (0, buf);
 
