@@ -179,6 +179,145 @@ put_device_identity (FILE *f)
 	 "}\n\n", f);
 }
 
+/* The threads of a parallel region inside an emulated region run the
+   region's code too, and ask the same questions: on a GPU every thread
+   of the kernel answers as the device.  Their threads are libgomp's, so
+   the plugin cannot tell their wrappers' slots; the wrapper interposes
+   the entry points host code starts a team with (libgomp 12 to 16's
+   GOMP_parallel family, libgomp_g.h; hidden and weak, as above), and
+   while the calling thread runs a region of an emulated device, each
+   thread of the team sets the caller's answers on itself before it runs
+   the team's function.  It keeps them after: tasks of the team may run
+   on it in the team's final barrier, after the function, and libgomp's
+   threads of a region's team serve only that region's thread, which
+   ends with the region (and takes its pool of threads with it).  A
+   thread that started a team so keeps passing its answers, "host" ones
+   included (a reverse-offload region, which runs host code on it,
+   reuses the same threads), to every team it starts later.  Elsewhere
+   the entry points are libgomp's, at the cost of a thread-local test.
+   libgomp's own teams (GOMP_teams_reg, the host's teams construct) run
+   on the calling thread.  */
+static void
+put_team_identity (FILE *f)
+{
+  fputs ("static __thread int mko_team_marked"
+	 " __attribute__ ((tls_model (\"initial-exec\")));\n\n"
+	 /* HEAD first: libgomp's GOMP_parallel_reductions reads the
+	    address of the reductions from the first word of the data it
+	    is given.  */
+	 "struct mko_team\n"
+	 "{\n"
+	 "  void *head;\n"
+	 "  void (*fn) (void *);\n"
+	 "  void *data;\n"
+	 "  int device_num, acc_device;\n"
+	 "};\n\n"
+	 "static void\n"
+	 "mko_team_run (void *arg)\n"
+	 "{\n"
+	 "  const struct mko_team *t = arg;\n"
+	 "  mko_device_num = t->device_num;\n"
+	 "  mko_acc_device = t->acc_device;\n"
+	 "  mko_team_marked |= t->device_num >= 0;\n"
+	 "  t->fn (t->data);\n"
+	 "}\n\n"
+	 /* Whether the calling thread's teams need their answers set, and
+	    so where: in *T.  */
+	 "static int\n"
+	 "mko_team_wrap (struct mko_team *t, void (*fn) (void *), void *data)\n"
+	 "{\n"
+	 "  if (mko_device_num < 0 && !mko_team_marked)\n"
+	 "    return 0;\n"
+	 "  mko_team_marked = 1;\n"
+	 "  t->head = NULL;\n"
+	 "  t->fn = fn;\n"
+	 "  t->data = data;\n"
+	 "  t->device_num = mko_device_num;\n"
+	 "  t->acc_device = mko_acc_device;\n"
+	 "  return 1;\n"
+	 "}\n\n"
+	 /* libgomp's NAME, found once (as mko_libgfortran finds
+	    libgfortran's).  */
+	 "static void *\n"
+	 "mko_libgomp (void **cache, const char *name)\n"
+	 "{\n"
+	 "  void *fn = __atomic_load_n (cache, __ATOMIC_ACQUIRE);\n"
+	 "  if (fn)\n"
+	 "    return fn;\n"
+	 "  fn = dlsym (RTLD_NEXT, name);\n"
+	 "  if (!fn)\n"
+	 "    fn = dlsym (RTLD_DEFAULT, name);\n"
+	 "  if (!fn)\n"
+	 "    {\n"
+	 "      fprintf (stderr, \"offloadkit: libgomp has no %s\\n\", name);\n"
+	 "      abort ();\n"
+	 "    }\n"
+	 "  __atomic_store_n (cache, fn, __ATOMIC_RELEASE);\n"
+	 "  return fn;\n"
+	 "}\n\n", f);
+  /* Each: its name, return type, parameters after FN and DATA, and their
+     names; HEAD: libgomp reads the first word of DATA.  */
+  static const struct
+  {
+    const char *name, *ret, *params, *args;
+    bool head;
+  } fns[] = {
+    { "GOMP_parallel", "void", "unsigned num_threads, unsigned flags",
+      "num_threads, flags", false },
+    { "GOMP_parallel_reductions", "unsigned",
+      "unsigned num_threads, unsigned flags", "num_threads, flags", true },
+    { "GOMP_parallel_sections", "void",
+      "unsigned num_threads, unsigned count, unsigned flags",
+      "num_threads, count, flags", false },
+#define MKO_LOOP_CHUNKED(kind)						\
+    { "GOMP_parallel_loop_" kind, "void",				\
+      "unsigned num_threads, long start, long end, long incr, long chunk, "\
+      "unsigned flags", "num_threads, start, end, incr, chunk, flags", false }
+#define MKO_LOOP_RUNTIME(kind)						\
+    { "GOMP_parallel_loop_" kind, "void",				\
+      "unsigned num_threads, long start, long end, long incr, "	\
+      "unsigned flags", "num_threads, start, end, incr, flags", false }
+    MKO_LOOP_CHUNKED ("static"),
+    MKO_LOOP_CHUNKED ("dynamic"),
+    MKO_LOOP_CHUNKED ("guided"),
+    MKO_LOOP_CHUNKED ("nonmonotonic_dynamic"),
+    MKO_LOOP_CHUNKED ("nonmonotonic_guided"),
+    MKO_LOOP_RUNTIME ("runtime"),
+    MKO_LOOP_RUNTIME ("nonmonotonic_runtime"),
+    MKO_LOOP_RUNTIME ("maybe_nonmonotonic_runtime"),
+#undef MKO_LOOP_CHUNKED
+#undef MKO_LOOP_RUNTIME
+  };
+  for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+    {
+      bool is_void = strcmp (fns[i].ret, "void") == 0;
+      fprintf (f, "%s %s (void (*) (void *), void *, %s)"
+	       " __attribute__ ((weak, visibility (\"hidden\")));\n\n"
+	       "%s\n"
+	       "%s (void (*fn) (void *), void *data, %s)\n"
+	       "{\n"
+	       "  static void *cache;\n"
+	       "  %s (*lib) (void (*) (void *), void *, %s)\n"
+	       "    = (%s (*) (void (*) (void *), void *, %s))"
+	       " mko_libgomp (&cache, \"%s\");\n"
+	       "  struct mko_team t;\n"
+	       "  if (!mko_team_wrap (&t, fn, data))\n"
+	       "    %slib (fn, data, %s);\n"
+	       "%s"
+	       "%s"
+	       "  %slib (mko_team_run, &t, %s);\n"
+	       "}\n\n",
+	       fns[i].ret, fns[i].name, fns[i].params,
+	       fns[i].ret, fns[i].name, fns[i].params,
+	       fns[i].ret, fns[i].params, fns[i].ret, fns[i].params,
+	       fns[i].name,
+	       is_void ? "{\n      " : "return ", fns[i].args,
+	       is_void ? "      return;\n    }\n" : "",
+	       fns[i].head ? "  t.head = *(void **) data;\n" : "",
+	       is_void ? "" : "return ", fns[i].args);
+    }
+}
+
 /* gfortran's STOP and ERROR STOP statements call libgfortran, which ends
    the program.  Device code links the device's libgfortran instead, GCC's
    minimal one (libgfortran/runtime/minimal.c): it prints the statement's
@@ -425,6 +564,7 @@ put_wrapper (FILE *f, const struct mko_ctx *ctx)
   fputs ("};\n\n", f);
 
   put_device_identity (f);
+  put_team_identity (f);
   put_fortran_stop (f);
 
   fputs ("static const unsigned char *host_var_init_copy;\n\n", f);
