@@ -40,11 +40,23 @@ ok_env_size (const char *name, size_t default_value)
   char *end;
   errno = 0;
   unsigned long long v = strtoull (env, &end, 10);
+  /* A binary multiple: K, M, G or T (KiB, MiB, GiB, TiB).  */
+  static const char units[] = "KMGT";
+  const char *unit = *end != '\0' ? strchr (units, *end) : NULL;
+  if (unit != NULL && end[1] == '\0')
+    {
+      unsigned shift = 10 * (unsigned) (unit - units + 1);
+      end++;
+      if (v > (SIZE_MAX / 2) >> shift)
+	errno = ERANGE;
+      v <<= shift;
+    }
   if (errno != 0 || *end != '\0' || env[0] < '0' || env[0] > '9'
       || v > SIZE_MAX / 2)
     {
       if (env_first_report (name))
-	ok_error ("%s=\"%s\" is not a size in bytes; using %zu", name, env,
+	ok_error ("%s=\"%s\" is not a size in bytes (a number, or one"
+		  " followed by K, M, G or T); using %zu", name, env,
 		  default_value);
       return default_value;
     }

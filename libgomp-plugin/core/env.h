@@ -5,7 +5,8 @@
 
 #include <stddef.h>
 
-/* A size in bytes from environment variable NAME (a string constant),
+/* A size in bytes from environment variable NAME (a string constant): a
+   decimal number, or one followed by K, M, G or T (binary multiples);
    DEFAULT_VALUE when it is unset or empty; a malformed value is reported
    once per variable and the default used.  */
 size_t ok_env_size (const char *name, size_t default_value);

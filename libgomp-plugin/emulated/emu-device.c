@@ -1,17 +1,27 @@
 /* Emulated devices: starting and stopping them, and the backend's hook
    table (how many: emu-setting.c).  */
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "emu-internal.h"
+#include "env.h"
 
 static bool
 emu_init_device (struct ok_device *d)
 {
   struct emu_device *dev = emu_dev (d);
   ok_device_set_label (d, "emulated device %d", d->local);
+  /* Device memory is the host's, unless the user gives the device a
+     size of its own (a GPU's, say).  */
+  long pages = sysconf (_SC_PHYS_PAGES), page = sysconf (_SC_PAGESIZE);
+  size_t host = (pages > 0 && page > 0 ? (size_t) pages * (size_t) page
+		 : SIZE_MAX / 2);
+  dev->mem_total = ok_env_size ("OFFLOADKIT_EMULATE_MEMORY", host);
+  dev->mem_used = 0;
   pthread_mutex_init (&dev->mem_lock, NULL);
   pthread_mutex_init (&dev->defer_lock, NULL);
   pthread_mutex_init (&dev->rev_lock, NULL);

@@ -118,6 +118,10 @@ struct emu_device
   pthread_mutex_t mem_lock;	/* Guards the registry.  */
   struct emu_block *blocks;	/* Sorted by start.  */
   size_t num_blocks, max_blocks;
+  /* The device's memory as a GPU's driver counts it: its size
+     (OFFLOADKIT_EMULATE_MEMORY, else the host's memory) and the bytes of
+     its live blocks (allocations, managed memory, images' variables).  */
+  size_t mem_total, mem_used;
   unsigned long last_serial;	/* Of the newest block.  */
   /* The reverse-offload requests of the device's region that libgomp is
      serving (emu-rev.c), under MEM_LOCK: its copies may read and write
@@ -196,6 +200,8 @@ struct emu_block *emu_reg_exact (struct emu_device *dev, const void *ptr);
    NULL.  */
 struct emu_block *emu_reg_newest (struct emu_device *dev, const void *ptr,
 				  size_t n, enum emu_kind kind);
+/* Record a block; false when there is no room for it (the device's
+   memory is full) or for its record.  The caller holds MEM_LOCK.  */
 bool emu_reg_insert (struct emu_device *dev, char *start, size_t size,
 		     enum emu_kind kind);
 void emu_reg_remove (struct emu_device *dev, struct emu_block *b);

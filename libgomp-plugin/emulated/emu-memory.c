@@ -108,10 +108,20 @@ emu_reg_newest (struct emu_device *dev, const void *ptr, size_t n,
   return newest;
 }
 
+/* Whether SIZE more bytes fit in DEV's memory.  The caller holds
+   MEM_LOCK.  */
+static bool
+emu_room (const struct emu_device *dev, size_t size)
+{
+  return size <= dev->mem_total - dev->mem_used;
+}
+
 bool
 emu_reg_insert (struct emu_device *dev, char *start, size_t size,
 	    enum emu_kind kind)
 {
+  if (!emu_room (dev, size))
+    return false;
   if (dev->num_blocks == dev->max_blocks)
     {
       size_t max = dev->max_blocks ? 2 * dev->max_blocks : 64;
@@ -129,15 +139,29 @@ emu_reg_insert (struct emu_device *dev, char *start, size_t size,
 					.serial = ++dev->last_serial,
 					.var = NULL, .link = NULL };
   dev->num_blocks++;
+  dev->mem_used += size;
   return true;
 }
 
 void
 emu_reg_remove (struct emu_device *dev, struct emu_block *b)
 {
+  dev->mem_used -= b->size;
   size_t i = (size_t) (b - dev->blocks);
   memmove (b, b + 1, (dev->num_blocks - i - 1) * sizeof *b);
   dev->num_blocks--;
+}
+
+/* Say that SIZE bytes do not fit in DEV's memory, USED bytes of which
+   are in use.  */
+static void
+emu_full_error (struct emu_device *dev, size_t size, size_t used)
+{
+  ok_dev_error (&dev->base, "out of memory allocating %zu bytes: %zu of"
+		" the device's %zu bytes are free%s", size,
+		dev->mem_total - used, dev->mem_total,
+		getenv ("OFFLOADKIT_EMULATE_MEMORY") != NULL
+		? " (OFFLOADKIT_EMULATE_MEMORY)" : "");
 }
 
 /* A new poisoned block of SIZE bytes (a unique one for 0), or NULL after
@@ -145,20 +169,35 @@ emu_reg_remove (struct emu_device *dev, struct emu_block *b)
 char *
 emu_new_block (struct emu_device *dev, size_t size, enum emu_kind kind)
 {
-  char *p = malloc (size ? size : 1);
+  /* Refused before the host is asked, as a GPU's driver refuses more
+     than its free memory.  */
+  pthread_mutex_lock (&dev->mem_lock);
+  bool room = emu_room (dev, size);
+  size_t used = dev->mem_used;
+  pthread_mutex_unlock (&dev->mem_lock);
+  char *p = room ? malloc (size ? size : 1) : NULL;
   if (p == NULL)
     {
-      ok_dev_error (&dev->base, "out of memory allocating %zu bytes", size);
+      if (room)
+	ok_dev_error (&dev->base, "out of memory allocating %zu bytes",
+		      size);
+      else
+	emu_full_error (dev, size, used);
       return NULL;
     }
   memset (p, EMU_POISON, size ? size : 1);
   pthread_mutex_lock (&dev->mem_lock);
-  bool ok = emu_reg_insert (dev, p, size, kind);
+  room = emu_room (dev, size);
+  used = dev->mem_used;
+  bool ok = room && emu_reg_insert (dev, p, size, kind);
   pthread_mutex_unlock (&dev->mem_lock);
   if (!ok)
     {
       free (p);
-      ok_dev_error (&dev->base, "out of memory recording an allocation");
+      if (room)
+	ok_dev_error (&dev->base, "out of memory recording an allocation");
+      else
+	emu_full_error (dev, size, used);
       return NULL;
     }
   return p;

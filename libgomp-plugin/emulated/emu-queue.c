@@ -162,27 +162,18 @@ bool
 emu_acc_property (struct ok_device *d, enum ok_acc_prop prop, size_t *num,
 		  const char **str)
 {
-  (void) d;
-  long page = sysconf (_SC_PAGESIZE);
+  struct emu_device *dev = emu_dev (d);
   switch (prop)
     {
     case OK_ACC_PROP_MEMORY:
-      {
-	/* Device memory is the host's.  */
-	long pages = sysconf (_SC_PHYS_PAGES);
-	if (pages <= 0 || page <= 0)
-	  return false;
-	*num = (size_t) pages * (size_t) page;
-	return true;
-      }
     case OK_ACC_PROP_FREE_MEMORY:
-      {
-	long pages = sysconf (_SC_AVPHYS_PAGES);
-	if (pages <= 0 || page <= 0)
-	  return false;
-	*num = (size_t) pages * (size_t) page;
-	return true;
-      }
+      /* As a GPU's driver answers (cuMemGetInfo): its memory, and what
+	 its live allocations leave of it.  */
+      pthread_mutex_lock (&dev->mem_lock);
+      *num = (prop == OK_ACC_PROP_MEMORY ? dev->mem_total
+	      : dev->mem_total - dev->mem_used);
+      pthread_mutex_unlock (&dev->mem_lock);
+      return true;
     case OK_ACC_PROP_NAME:
       *str = "offloadkit emulated device";
       return true;
