@@ -144,6 +144,7 @@ struct ok_launch
 {
   int num_teams;
   int thread_limit;
+  bool openacc;			/* An OpenACC region's (acc_exec).  */
 };
 
 /* One launch.  The backend's job record begins with it; the core

@@ -75,6 +75,7 @@ core_decode_launch_args (void **args, struct ok_launch *launch)
 {
   launch->num_teams = 0;
   launch->thread_limit = 0;
+  launch->openacc = false;
   if (args == NULL)
     return;
   while (*args != NULL)

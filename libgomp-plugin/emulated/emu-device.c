@@ -22,6 +22,7 @@ emu_init_device (struct ok_device *d)
 		 : SIZE_MAX / 2);
   dev->mem_total = ok_env_size ("OFFLOADKIT_EMULATE_MEMORY", host);
   dev->mem_used = 0;
+  emu_fault_install ();
   pthread_mutex_init (&dev->mem_lock, NULL);
   pthread_mutex_init (&dev->defer_lock, NULL);
   pthread_mutex_init (&dev->rev_lock, NULL);

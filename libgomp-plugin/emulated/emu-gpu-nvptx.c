@@ -15,6 +15,11 @@
 
 #include "cubin-check.h"
 #include "desc-check.h"
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
 #include "emu-internal.h"
 #include "nvptx-acc-dims.h"
 
@@ -108,4 +113,48 @@ emu_gpu_check_images (struct emu_device *dev, const struct ok_image_req *req,
 				   (unsigned) t->arch);
     }
   return true;
+}
+
+/* A kernel that faults makes the CUDA driver fail the launch, and GCC's
+   nvptx plugin reports it where it waits for the kernel: cuCtxSynchronize
+   for an OpenMP region, cuStreamSynchronize for an OpenACC one
+   (libgomp/plugin/plugin-nvptx.c, GCC 12 to 16), with the driver's
+   words: CUDA_ERROR_ILLEGAL_ADDRESS or CUDA_ERROR_ILLEGAL_INSTRUCTION.
+   A GPU does not trap on an integer division by zero; the host does, and
+   the region cannot go on: CUDA_ERROR_LAUNCH_FAILED's words then, which
+   GCC's plugin follows with its "(perhaps abort was called)" and a
+   newline.  */
+void
+emu_gpu_fault_words (struct emu_device *dev, const struct emu_fault *f,
+		     bool openacc, struct emu_msg *m)
+{
+  (void) dev;
+  emu_msg_str (m, openacc ? "cuStreamSynchronize error: "
+	       : "cuCtxSynchronize error: ");
+  switch (f->sig)
+    {
+    case SIGILL:
+      emu_msg_str (m, "an illegal instruction was encountered");
+      break;
+    case SIGFPE:
+      emu_msg_str (m, "unspecified launch failure (perhaps abort was"
+		   " called)\n");
+      break;
+    default:
+      emu_msg_str (m, "an illegal memory access was encountered");
+      break;
+    }
+  emu_msg_say (m, true);
+}
+
+/* GOMP_PLUGIN_fatal: exit (EXIT_FAILURE).  */
+void
+emu_gpu_fault_end (struct emu_device *dev, const struct emu_job *job,
+		   bool in_handler)
+{
+  (void) dev;
+  (void) job;
+  if (in_handler)
+    _exit (EXIT_FAILURE);
+  ok_device_exit (EXIT_FAILURE);
 }

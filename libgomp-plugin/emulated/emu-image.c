@@ -85,6 +85,7 @@ emu_free_image (struct emu_device *dev, struct emu_image *img)
 	}
     }
   emu_drop_block (dev, img->device_num);
+  emu_fault_unwatch (img->device_num_slot);
   free (img->vars);
   free (img);
 }
@@ -202,6 +203,7 @@ emu_load_image (struct ok_device *d, struct ok_image_req *req, void **handle)
     goto fail;
   memset (img->device_num, 0, trailing);
   img->device_num_slot = req->desc->device_num_slot;
+  emu_fault_watch (img->device_num_slot);
   if (req->desc->desc_version >= 3)
     img->acc_device_slot = req->desc->acc_device_slot;
   if (req->desc->desc_version >= 4)

@@ -50,12 +50,16 @@
 #define OFFLOADKIT_EMU_INTERNAL_H
 
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "host-queue.h"
 #include "plugin-core.h"
+
+struct emu_fault;
+struct emu_region;
 
 /* ---- emu-setting.c ---- */
 
@@ -359,6 +363,31 @@ void emu_gpu_acc_launched (const char *name);
 bool emu_gpu_region_exited (struct emu_device *dev, const char *kernel,
 			    int status);
 
+/* A message built in a buffer of its own, for signal handlers: text
+   past the buffer's end is dropped.  */
+struct emu_msg
+{
+  char buf[1024];
+  size_t len;
+};
+void emu_msg_str (struct emu_msg *m, const char *s);
+void emu_msg_hex (struct emu_msg *m, uintptr_t v);
+void emu_msg_dec (struct emu_msg *m, long v);
+/* Write M on standard error, after libgomp's "\nlibgomp: " (LIBGOMP)
+   or alone, and a newline.  */
+void emu_msg_say (struct emu_msg *m, bool libgomp);
+
+/* What the modelled GPU's plugin (or runtime) says of a kernel that
+   faulted as F says (an OpenACC launch's when OPENACC), written with M:
+   async-signal-safe.  */
+void emu_gpu_fault_words (struct emu_device *dev, const struct emu_fault *f,
+			  bool openacc, struct emu_msg *m);
+/* Then end the program as libgomp (or the runtime) ends it after such a
+   kernel; IN_HANDLER: from the signal handler, async-signal-safe.  */
+_Noreturn void emu_gpu_fault_end (struct emu_device *dev,
+				  const struct emu_job *job,
+				  bool in_handler);
+
 /* Check REQ's device images as the modelled GPU's plugin would before
    loading one: the nvidia device checks every cubin of the image as the
    CUDA backend checks the one it loads (ok_cubin_check), so that the
@@ -369,6 +398,23 @@ bool emu_gpu_region_exited (struct emu_device *dev, const char *kernel,
 bool emu_gpu_check_images (struct emu_device *dev,
 			   const struct ok_image_req *req, char *what,
 			   size_t len);
+
+/* ---- emu-fault.c ---- */
+
+/* Catch faults of regions' code (once per process).  */
+void emu_fault_install (void);
+/* A loaded image's wrapper slot function (offload-desc.h's
+   device_num_slot; NULL: none) is watched, or no longer.  */
+void emu_fault_watch (int *(*slot) (void));
+void emu_fault_unwatch (int *(*slot) (void));
+/* REGION's thread starts running its code on the device libgomp numbers
+   GOMP_NUM (-1: unknown), or ends.  */
+void emu_fault_enter (struct emu_region *region, int gomp_num);
+void emu_fault_leave (struct emu_region *region);
+/* Report the fault of JOB on DEV (its KERNEL's name, NULL: unknown):
+   the modelled GPU's words, then offloadkit's line.  Async-signal-safe.  */
+void emu_fault_report (struct emu_device *dev, const struct emu_job *job,
+		       const char *kernel);
 
 /* ---- emu-view.c ---- */
 
@@ -391,6 +437,16 @@ void emu_view_reload (struct emu_device *dev);
 /* ---- emu-run.c ---- */
 
 /* A launch: the core's part, and what the worker needs.  */
+/* A fault of a region's code: the signal, its si_code and address, and
+   whether a thread of a parallel region in it took it.  */
+struct emu_fault
+{
+  int sig, code;
+  uintptr_t addr;
+  bool in_team;
+  bool stack;			/* ADDR is below the region's stack.  */
+};
+
 struct emu_job
 {
   struct ok_job base;		/* First: the core's part.  */
@@ -404,10 +460,28 @@ struct emu_job
      STOP in it), with EXIT_STATUS: the region ended there.  */
   bool exited;
   int exit_status;
+  /* An OpenACC launch (the words of a failure differ).  */
+  bool openacc;
+  /* The region's code faulted (emu-fault.c): FAULT.SIG is not 0.  */
+  struct emu_fault fault;
   /* With tracing on: the threads the region ran with, and a name for
      its function when it has no other.  */
   unsigned threads;
   char name_buf[2 + 2 * sizeof (void *) + 1];
+};
+
+/* A region being run: its device and job, where the device exit and a
+   fault leave it (setjmp's value 1 and 2), its thread, and libgomp's
+   number of its device.  */
+struct emu_region
+{
+  struct emu_device *dev;
+  struct emu_job *job;
+  jmp_buf exit_point;
+  pthread_t thread;
+  int gomp_num;
+  void *altstack;		/* Its signal stack, or NULL.  */
+  uintptr_t stack_lo;		/* Its stack's lowest address, or 0.  */
 };
 
 /* The name of region function FN of DEV, for traces and profiling

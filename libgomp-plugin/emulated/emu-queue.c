@@ -138,12 +138,12 @@ emu_acc_exec (struct ok_device *d, void *fn, void *args,
     {
       /* On the device's legacy stream, after the queues' work.  */
       emu_acc_sync (dev);
-      struct ok_launch launch = { 0, 0 };
+      struct ok_launch launch = { .openacc = true };
       ok = ok_device_run (d, fn, args, &launch);
     }
   else
     {
-      struct ok_launch launch = { 0, 0 };
+      struct ok_launch launch = { .openacc = true };
       ok = ok_hostq_launch (base, fn, args, &launch);
     }
 

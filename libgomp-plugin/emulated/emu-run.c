@@ -66,6 +66,15 @@ emu_fn_name (struct emu_device *dev, void *fn, char *buf, size_t len)
 
 static _Noreturn void emu_region_exit (int status);
 
+/* libgomp's number of DEV, which it stored in each image it loaded there
+   (-1 before the first).  */
+static int
+emu_gomp_num (struct emu_device *dev)
+{
+  struct ok_loaded_image *l = ok_images_first (&dev->base);
+  return l != NULL ? *(const int *) emu_image_of (l)->device_num : -1;
+}
+
 /* Tell the wrappers of DEV's images which device the calling thread runs
    a region of (ON), or that it runs none.  The program and each of its
    shared libraries have a wrapper, and the interposer that answers may be
@@ -94,13 +103,6 @@ emu_set_device_num (struct emu_device *dev, bool on)
 	*exit_fn = on ? emu_region_exit : NULL;
     }
 }
-
-struct emu_region
-{
-  struct emu_device *dev;
-  struct emu_job *job;
-  jmp_buf exit_point;		/* Where the device exit ends it.  */
-};
 
 /* The region the calling thread runs.  */
 static __thread struct emu_region *emu_this_region;
@@ -157,8 +159,10 @@ emu_region_thread (void *r)
 				 : max > 0 ? max : 1);
     }
   emu_this_region = region;
+  emu_fault_enter (region, emu_gomp_num (region->dev));
   if (setjmp (region->exit_point) == 0)
     job->fn (job->tgt_vars);
+  emu_fault_leave (region);
   emu_this_region = NULL;
   emu_set_device_num (region->dev, false);
   ok_region_leave ();
@@ -186,7 +190,7 @@ emu_execute (struct emu_device *dev, struct emu_job *job)
     /* No thread to be had: run it here, on the worker, rather than not
        at all; only settings a previous region changed can differ.  */
     emu_region_thread (&region);
-  if (ok_trace_on () || job->exited)
+  if (ok_trace_on () || job->exited || job->fault.sig != 0)
     job->base.kernel = emu_fn_name (dev, (void *) job->fn, job->name_buf,
 				    sizeof job->name_buf);
   ok_images_release (&dev->base);
@@ -247,6 +251,7 @@ emu_launch (struct ok_device *d, void *fn, void *tgt_vars,
   job->tgt_vars = tgt_vars;
   job->thread_limit = launch->thread_limit;
   job->num_teams = launch->num_teams;
+  job->openacc = launch->openacc;
   job->next = NULL;
   pthread_mutex_lock (&dev->queue_lock);
   if (dev->tail != NULL)
@@ -270,5 +275,10 @@ emu_finish (struct ok_device *d, struct ok_job *j)
   pthread_mutex_unlock (&dev->queue_lock);
   if (job->exited)
     return emu_gpu_region_exited (dev, job->base.kernel, job->exit_status);
+  if (job->fault.sig != 0)
+    {
+      emu_fault_report (dev, job, job->base.kernel);
+      emu_gpu_fault_end (dev, job, false);
+    }
   return true;
 }

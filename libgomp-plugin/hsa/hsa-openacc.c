@@ -109,7 +109,8 @@ gcn_acc_exec (struct ok_device *d, void *fn, void *args,
   /* hsa-launch.c's geometry then limits the workers to 16 and to what
      the kernel's registers allow, as GCC's run_kernel does.  */
   struct ok_launch launch = { .num_teams = (int) dims[OK_ACC_GANG],
-			      .thread_limit = (int) dims[OK_ACC_WORKER] };
+			      .thread_limit = (int) dims[OK_ACC_WORKER],
+			      .openacc = true };
   OK_DEBUG ("%s: OpenACC kernel %s: %u gangs of %u workers%s", d->label,
 	    k->name, dims[OK_ACC_GANG], dims[OK_ACC_WORKER],
 	    base != NULL ? ", queued" : "");
