@@ -285,23 +285,6 @@ emu_fault_in_device (struct emu_device *dev, uintptr_t addr)
   return false;
 }
 
-/* The kernel's name as the image's descriptor has it, or NULL: the
-   descriptors' tables are read only (the region holds the images).  */
-static const char *
-emu_fault_kernel (struct emu_device *dev, void *fn)
-{
-  for (struct ok_loaded_image *l = ok_images_first (&dev->base); l != NULL;
-       l = l->next)
-    {
-      const struct emu_image *img = emu_image_of (l);
-      if (img->func_names != NULL)
-	for (size_t i = 0; i < img->num_funcs; i++)
-	  if (img->funcs[i] == fn && img->func_names[i] != NULL)
-	    return img->func_names[i];
-    }
-  return NULL;
-}
-
 void
 emu_fault_report (struct emu_device *dev, const struct emu_job *job,
 		  const char *kernel)
@@ -425,8 +408,10 @@ emu_fault_handler (int sig, siginfo_t *info, void *uc)
       longjmp (region->exit_point, 2);
     }
   job->fault.in_team = true;
+  /* The descriptors' tables are read only (the region holds the
+     images); dladdr, which emu_fn_name falls back on, takes a lock.  */
   emu_fault_report (region->dev, job,
-		    emu_fault_kernel (region->dev, (void *) job->fn));
+		    emu_image_fn_name (region->dev, (void *) job->fn));
   emu_gpu_fault_end (region->dev, job, true);
 }
 

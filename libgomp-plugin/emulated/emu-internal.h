@@ -484,6 +484,10 @@ struct emu_region
   uintptr_t stack_lo;		/* Its stack's lowest address, or 0.  */
 };
 
+/* The name region function FN of DEV has in its image's descriptor, or
+   NULL.  Reads only the descriptors' tables (async-signal-safe).  Called
+   while DEV's images are held.  */
+const char *emu_image_fn_name (struct emu_device *dev, void *fn);
 /* The name of region function FN of DEV, for traces and profiling
    tools.  The device name from the image's descriptor comes first,
    because it is what a real device reports for the same region; else

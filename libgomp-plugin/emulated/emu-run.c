@@ -45,7 +45,7 @@ emu_region_alone (void)
 }
 
 const char *
-emu_fn_name (struct emu_device *dev, void *fn, char *buf, size_t len)
+emu_image_fn_name (struct emu_device *dev, void *fn)
 {
   for (struct ok_loaded_image *l = ok_images_first (&dev->base); l != NULL;
        l = l->next)
@@ -56,6 +56,15 @@ emu_fn_name (struct emu_device *dev, void *fn, char *buf, size_t len)
 	  if (img->funcs[i] == fn && img->func_names[i] != NULL)
 	    return img->func_names[i];
     }
+  return NULL;
+}
+
+const char *
+emu_fn_name (struct emu_device *dev, void *fn, char *buf, size_t len)
+{
+  const char *name = emu_image_fn_name (dev, fn);
+  if (name != NULL)
+    return name;
   Dl_info info;
   if (dladdr (fn, &info) != 0 && info.dli_sname != NULL
       && info.dli_saddr == fn)

@@ -14,16 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* Fail loudly: the harness only looks at the exit status.  */
-#define OKT_CHECK(cond)							\
-  do {									\
-    if (!(cond))							\
-      {									\
-	fprintf (stderr, "%s:%d: check failed: %s\n", __FILE__,		\
-		 __LINE__, #cond);					\
-	abort ();							\
-      }									\
-  } while (0)
+#include "okt-assert.h"
 
 /* Number of devices the harness set up: OFFLOADKIT_TEST_DEVICES when set
    (runs on real GPUs, alone or with emulated devices: bench/gpu-kit.sh),

@@ -24,15 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CHECK(cond)							\
-  do {									\
-    if (!(cond))							\
-      {									\
-	fprintf (stderr, "%s:%d: check failed: %s\n", __FILE__,		\
-		 __LINE__, #cond);					\
-	abort ();							\
-      }									\
-  } while (0)
+#include "okt-assert.h"
 
 #define N 512
 #define BIG (1 << 20)			/* ints: 4 MiB.  */
@@ -83,17 +75,17 @@ main (void)
   steps[0] = 0;
   pr.a = -6;
 
-  CHECK (acc_get_device_type () != acc_device_host);
-  CHECK (acc_is_present (g, sizeof g) && acc_is_present (big, sizeof big));
-  CHECK (acc_is_present (&total, sizeof total));
-  CHECK (acc_is_present (h, sizeof h) && acc_is_present (&pr, sizeof pr));
+  OKT_CHECK (acc_get_device_type () != acc_device_host);
+  OKT_CHECK (acc_is_present (g, sizeof g) && acc_is_present (big, sizeof big));
+  OKT_CHECK (acc_is_present (&total, sizeof total));
+  OKT_CHECK (acc_is_present (h, sizeof h) && acc_is_present (&pr, sizeof pr));
 
   /* Separate memory: what a region writes to a copyin variable stays on
      the device.  */
   int probe = 1;
 #pragma acc parallel copyin (probe)
   probe = 2;
-  CHECK (probe == 1);
+  OKT_CHECK (probe == 1);
 
   /* Initial values, read on the device.  */
   int bad = -1, hv[4], pa = 0;
@@ -114,11 +106,11 @@ main (void)
     pb = pr.b;
     t0 = add_total (0);
   }
-  CHECK (bad == 0);
+  OKT_CHECK (bad == 0);
   for (int i = 0; i < 4; i++)
-    CHECK (hv[i] == i + 1);
-  CHECK (pa == 6 && pb == 0.75);
-  CHECK (t0 == 0);
+    OKT_CHECK (hv[i] == i + 1);
+  OKT_CHECK (pa == 6 && pb == 0.75);
+  OKT_CHECK (t0 == 0);
 
   /* Device writes: in parallel loops, and through the routines in
      regions of one gang (a parallel region's statements run in each of
@@ -137,14 +129,14 @@ main (void)
     pr.a += 1;
     pr.b *= 2;
   }
-  CHECK (g[1] == 0 && g[N - 1] == 0 && total == 0);
-  CHECK (big[0] == 0 && big[1024] == 0 && big[BIG - 1] == 0);
-  CHECK (h[0] == -1 && h[2] == 3 && pr.a == -6 && pr.b == 0.75);
+  OKT_CHECK (g[1] == 0 && g[N - 1] == 0 && total == 0);
+  OKT_CHECK (big[0] == 0 && big[1024] == 0 && big[BIG - 1] == 0);
+  OKT_CHECK (h[0] == -1 && h[2] == 3 && pr.a == -6 && pr.b == 0.75);
 
   /* A section of big first: the rest stays as the host has it.  */
 #pragma acc update self (big[1024:2048])
-  CHECK (big[0] == 0 && big[1024] == 2 && big[2048] == 3);
-  CHECK (big[3072] == 0);
+  OKT_CHECK (big[0] == 0 && big[1024] == 2 && big[2048] == 3);
+  OKT_CHECK (big[3072] == 0);
 
 #pragma acc update self (g[0:N], big[0:BIG], h[0:4])
   acc_update_self (&total, sizeof total);
@@ -152,16 +144,16 @@ main (void)
   /* The device's steps, as fill read them.  */
   int dev_steps[N];
   acc_memcpy_from_device (dev_steps, acc_deviceptr (steps), sizeof steps);
-  CHECK (steps[0] == 0);
+  OKT_CHECK (steps[0] == 0);
   for (int i = 0; i < N; i++)
-    CHECK (dev_steps[i] == (i == 0 ? 5 : i == 1 ? 7 : i == N - 1 ? 11 : 0));
+    OKT_CHECK (dev_steps[i] == (i == 0 ? 5 : i == 1 ? 7 : i == N - 1 ? 11 : 0));
   for (int i = 0; i < N; i++)
-    CHECK (g[i] == i + 3 * i + dev_steps[i]);
-  CHECK (total == 3);
+    OKT_CHECK (g[i] == i + 3 * i + dev_steps[i]);
+  OKT_CHECK (total == 3);
   for (int i = 0; i < BIG; i++)
-    CHECK (big[i] == (i == BIG - 1 ? -7 : i % 1024 == 0 ? i / 1024 + 1 : 0));
-  CHECK (h[0] == 1 && h[2] == 30);
-  CHECK (pr.a == 7 && pr.b == 1.5);
+    OKT_CHECK (big[i] == (i == BIG - 1 ? -7 : i % 1024 == 0 ? i / 1024 + 1 : 0));
+  OKT_CHECK (h[0] == 1 && h[2] == 30);
+  OKT_CHECK (pr.a == 7 && pr.b == 1.5);
 
   /* Host writes reach the device with update device only.  */
   for (int i = 0; i < N; i++)
@@ -170,16 +162,16 @@ main (void)
   long t = -1;
 #pragma acc parallel num_gangs (1) copyout (t)
   t = fill (1);
-  CHECK (t == 4);
+  OKT_CHECK (t == 4);
 #pragma acc update device (steps[0:N])
   acc_update_device (&total, sizeof total);
 #pragma acc parallel num_gangs (1) copyout (t)
   t = fill (2);
-  CHECK (t == 102);
+  OKT_CHECK (t == 102);
 #pragma acc update self (g[0:N])
   /* 4 * I + DEV_STEPS[I] from above, fill (1) with the device's old
      steps, fill (2) with the host's new ones.  */
   for (int i = 0; i < N; i++)
-    CHECK (g[i] == 4 * i + dev_steps[i] + i + dev_steps[i] + 2 * i + i);
+    OKT_CHECK (g[i] == 4 * i + dev_steps[i] + i + dev_steps[i] + 2 * i + i);
   return 0;
 }

@@ -10,17 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define MiB ((size_t) 1 << 20)
-#define CHECK(cond)							\
-  do {									\
-    if (!(cond))							\
-      {									\
-	fprintf (stderr, "%s:%d: check failed: %s\n", __FILE__,		\
-		 __LINE__, #cond);					\
-	abort ();							\
-      }									\
-  } while (0)
+#include "okt-assert.h"
 
+#define MiB ((size_t) 1 << 20)
 static float big[MiB];		/* 4 MiB.  */
 
 static size_t
@@ -33,16 +25,16 @@ int
 main (void)
 {
   acc_device_t t = acc_get_device_type ();
-  CHECK (t == acc_device_nvidia || t == acc_device_radeon);
+  OKT_CHECK (t == acc_device_nvidia || t == acc_device_radeon);
   size_t total = acc_get_property (0, t, acc_property_memory);
-  CHECK (total == 256 * MiB);
+  OKT_CHECK (total == 256 * MiB);
   size_t before = free_memory (t);
-  CHECK (before > 0 && before <= total);
+  OKT_CHECK (before > 0 && before <= total);
 
   void *p = acc_malloc (MiB);
-  CHECK (p != NULL);
+  OKT_CHECK (p != NULL);
   size_t with_p = free_memory (t);
-  CHECK (before - with_p == MiB);
+  OKT_CHECK (before - with_p == MiB);
 
   /* A data region's copies count while they live (libgomp allocates
      room for alignment with them).  */
@@ -51,23 +43,23 @@ main (void)
   {
     inside = free_memory (t);
   }
-  CHECK (with_p - inside >= sizeof big
+  OKT_CHECK (with_p - inside >= sizeof big
 	 && with_p - inside < sizeof big + 4096);
-  CHECK (free_memory (t) == with_p);
+  OKT_CHECK (free_memory (t) == with_p);
 
   acc_free (p);
-  CHECK (free_memory (t) == before);
+  OKT_CHECK (free_memory (t) == before);
 
   /* More than is free: refused, as a GPU refuses it; then a smaller
      allocation still fits.  */
   fprintf (stderr, "expect an out-of-memory message:\n");
   void *too_big = acc_malloc (before + MiB);
-  CHECK (too_big == NULL);
-  CHECK (free_memory (t) == before);
+  OKT_CHECK (too_big == NULL);
+  OKT_CHECK (free_memory (t) == before);
   void *half = acc_malloc (before / 2);
-  CHECK (half != NULL);
-  CHECK (free_memory (t) == before - before / 2);
+  OKT_CHECK (half != NULL);
+  OKT_CHECK (free_memory (t) == before - before / 2);
   acc_free (half);
-  CHECK (free_memory (t) == before);
+  OKT_CHECK (free_memory (t) == before);
   return 0;
 }
