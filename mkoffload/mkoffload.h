@@ -15,6 +15,8 @@
 
 /* Text of common/offload-desc.h (generated desc-header.c).  */
 extern const char mko_desc_header[];
+/* The text of wrapper-runtime.c, which every wrapper embeds.  */
+extern const char mko_wrapper_runtime[];
 
 /* A growable, NULL-terminated vector of strings.  */
 struct mko_argv

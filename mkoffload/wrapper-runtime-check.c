@@ -1,0 +1,51 @@
+/* wrapper-runtime.c compiled as the project compiles its own code, with
+   its warnings: a wrapper as mkoffload generates it, with one empty
+   image, so that the fixed code every wrapper embeds is checked here
+   rather than at a user's link.  The object is built, never linked.  */
+
+#define _GNU_SOURCE 1
+
+#include "offload-desc.h"
+
+#include <dlfcn.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "wrapper-runtime.c"
+
+/* The tables of a link, in their simplest form (GCC 12's registration).  */
+static const unsigned char mko_image_0[1];
+
+static const struct ok_tgt_desc mko_targets[1] = {
+  {
+    .device_type = 5,
+    .image_format = OK_IMAGE_PTX,
+    .image_start = mko_image_0,
+    .image_end = mko_image_0 + sizeof mko_image_0,
+  }
+};
+
+static const struct ok_openmp_target __OPENMP_TARGET__ = {
+  .host = {
+    (void *const *) __offload_func_table,
+    (void *const *) __offload_funcs_end,
+    (void *const *) __offload_var_table,
+    (void *const *) __offload_vars_end
+  },
+  .magic = OK_DESC_MAGIC,
+  .desc_version = OK_DESC_VERSION,
+  .dev_version = OK_DEV_VERSION,
+  .num_targets = 1,
+  .targets = mko_targets,
+  .host_var_init = &host_var_init_copy,
+  .device_num_slot = mko_device_num_slot,
+  .acc_device_slot = mko_acc_device_slot,
+  .device_exit_slot = mko_device_exit_slot
+};
+
+static const struct mko_registration mko_registration = {
+  (1u << 16) | OK_DEV_VERSION, &__OPENMP_TARGET__, 5, &__OPENMP_TARGET__
+};
