@@ -16,6 +16,7 @@
 
 #include "diag.h"
 #include "file-io.h"
+#include "program-search.h"
 #include "mkoffload.h"
 #include "run-command.h"
 
@@ -39,7 +40,7 @@ static char *
 dumpversion (const char *driver)
 {
   /* One that does not exist is ours to report, not run-command's.  */
-  char *path = mko_search_path (driver, getenv ("PATH"));
+  char *path = ok_search_path (driver, getenv ("PATH"));
   if (!path)
     return NULL;
   const char *argv[] = { path, "-dumpversion", NULL };
@@ -113,7 +114,7 @@ mko_find_gcc (struct mko_ctx *ctx)
   const char *cc = getenv (t->accel_cc_env);
   if (cc && *cc)
     {
-      ctx->accel_cc = mko_find_program (cc);
+      ctx->accel_cc = ok_find_program (cc);
       if (!ctx->accel_cc)
 	ok_fatal ("accel compiler '%s' (from %s) not found", cc,
 		  t->accel_cc_env);
@@ -124,10 +125,10 @@ mko_find_gcc (struct mko_ctx *ctx)
      upstream's, which has no version in it: that one must be of the
      same GCC, since its lto1 reads the host compiler's LTO streams.  */
   char *versioned = xasprintf ("%s-%d", t->accel_cc, ctx->gcc_version);
-  char *found = mko_find_program (versioned);
+  char *found = ok_find_program (versioned);
   if (!found)
     {
-      found = mko_find_program (t->accel_cc);
+      found = ok_find_program (t->accel_cc);
       if (!found)
 	ok_fatal ("accel compiler '%s' not found (install gcc-%d-%s)",
 		  versioned, ctx->gcc_version, t->package_suffix);

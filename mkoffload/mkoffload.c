@@ -22,6 +22,7 @@
 #include "elf-check.h"
 #include "file-io.h"
 #include "mkoffload.h"
+#include "program-search.h"
 #include "run-command.h"
 #include "tempfile.h"
 #include "wrapper.h"
@@ -73,20 +74,6 @@ mko_note (const char *fmt, ...)
   fflush (stderr);
 }
 
-int
-mko_write_file (const char *path, const char *data, size_t len)
-{
-  FILE *f = fopen (path, "w");
-  if (!f)
-    {
-      ok_error ("cannot write '%s': %s", path, strerror (errno));
-      return -1;
-    }
-  errno = 0;
-  fwrite (data, 1, len, f);
-  return ok_close_written (f, path);
-}
-
 const char *
 mko_intermediate (struct mko_ctx *ctx, const char *suffix)
 {
@@ -127,64 +114,6 @@ mko_accel_argv (struct mko_ctx *ctx, struct mko_argv *a,
   mko_argv_push (a, dumpbase);
   mko_argv_push (a, "-dumpbase-ext");
   mko_argv_push (a, "");
-}
-
-static int
-is_executable_file (const char *path)
-{
-  struct stat st;
-  return stat (path, &st) == 0 && S_ISREG (st.st_mode)
-	 && access (path, X_OK) == 0;
-}
-
-char *
-mko_search_path (const char *prog, const char *dirs)
-{
-  if (strchr (prog, '/'))
-    return is_executable_file (prog) ? xstrdup (prog) : NULL;
-  if (!dirs)
-    return NULL;
-  const char *p = dirs;
-  for (;;)
-    {
-      const char *colon = strchr (p, ':');
-      size_t len = colon ? (size_t) (colon - p) : strlen (p);
-      char *cand = len ? xasprintf ("%.*s/%s", (int) len, p, prog)
-		       : xasprintf ("./%s", prog);
-      if (is_executable_file (cand))
-	return cand;
-      free (cand);
-      if (!colon)
-	return NULL;
-      p = colon + 1;
-    }
-}
-
-char *
-mko_find_program (const char *prog)
-{
-  if (strchr (prog, '/'))
-    return mko_search_path (prog, NULL);
-
-  char *found = NULL;
-  const char *collect_gcc = getenv ("COLLECT_GCC");
-  const char *slash = collect_gcc ? strrchr (collect_gcc, '/') : NULL;
-  if (slash)
-    {
-      char *dir = xstrndup (collect_gcc, slash - collect_gcc);
-      found = mko_search_path (prog, *dir ? dir : "/");
-      free (dir);
-    }
-  if (!found)
-    {
-      const char *cpath = getenv ("COMPILER_PATH");
-      /* An empty COMPILER_PATH must not mean ".".  */
-      if (cpath && *cpath)
-	found = mko_search_path (prog, cpath);
-    }
-  if (!found)
-    found = mko_search_path (prog, getenv ("PATH"));
-  return found;
 }
 
 static void
@@ -439,7 +368,7 @@ pass_long_arguments_in_file (struct mko_ctx *ctx)
   size_t len;
   char *text = ok_response_file_text (ctx->passthrough.v, &len);
   const char *file = mko_intermediate (ctx, ".mkoffload.args");
-  int rc = mko_write_file (file, text, len);
+  int rc = ok_write_file (file, text, len);
   free (text);
   if (rc < 0)
     return -1;

@@ -151,22 +151,9 @@ void mko_accel_argv (struct mko_ctx *ctx, struct mko_argv *a,
 		     const char *const *inputs, const char *const *options,
 		     const char *dumpbase);
 
-/* Find PROG like GCC finds its helpers: PROG itself when it has a '/',
-   else in the directory of COLLECT_GCC, the COMPILER_PATH entries and
-   PATH, in that order.  NULL when it is nowhere executable.  */
-char *mko_find_program (const char *prog);
-
-/* Write LEN bytes of DATA to PATH.  Return 0, or -1 after reporting
-   one error.  */
-int mko_write_file (const char *path, const char *data, size_t len);
-
 /* "mkoffload: note: MSG" on stderr, whether or not -v was given: for
    something the user should know although the link goes on.  */
 void mko_note (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
-
-/* Look for PROG in the ':'-separated directory list DIRS (an empty entry
-   means the current directory, as in PATH).  NULL when absent.  */
-char *mko_search_path (const char *prog, const char *dirs);
 
 /* gcc-compat.c: what differs between the GCC versions we serve.  */
 

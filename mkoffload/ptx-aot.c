@@ -177,7 +177,7 @@ cache_fetch (struct mko_ctx *ctx, const char *path, const char *unit,
   char *suffix = xasprintf (".mkoffload.%s.sm_%u.cubin", stem, sm);
   const char *obj = mko_intermediate (ctx, suffix);
   free (suffix);
-  int rc = mko_write_file (obj, data, len);
+  int rc = ok_write_file (obj, data, len);
   free (data);
   if (rc < 0)
     {
@@ -521,7 +521,7 @@ link_cache_fetch (const char *dir, const char *link_ident,
       free (data);
       return 0;
     }
-  int wrote = mko_write_file (cubin, data, len);
+  int wrote = ok_write_file (cubin, data, len);
   free (data);
   if (wrote < 0)
     return -1;
@@ -668,7 +668,7 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
 	      char *suffix = xasprintf (".mkoffload.%s.ptx", stem);
 	      un->file = mko_intermediate (ctx, suffix);
 	      free (suffix);
-	      if (mko_write_file (un->file, un->text, strlen (un->text)) < 0)
+	      if (ok_write_file (un->file, un->text, strlen (un->text)) < 0)
 		{
 		  free (stem);
 		  free (cache_path);

@@ -612,7 +612,7 @@ gcn_build (struct mko_ctx *ctx)
       return -1;
 
   const char *label_src = mko_intermediate (ctx, ".mkoffload.vartable.s");
-  if (mko_write_file (label_src, table_labels,
+  if (ok_write_file (label_src, table_labels,
 		      sizeof table_labels - 1) < 0)
     return -1;
 

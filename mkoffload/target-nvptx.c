@@ -17,6 +17,7 @@
 
 #include "diag.h"
 #include "file-io.h"
+#include "program-search.h"
 #include "gomp-abi.h"
 #include "mkoffload.h"
 #include "offload-desc.h"
@@ -296,7 +297,7 @@ verify_with_ptxas (struct mko_ctx *ctx, const char *ptxas,
       const char *cubin = mko_intermediate (ctx, suffix);
       free (suffix);
 
-      if (mko_write_file (mod, modules[i], strlen (modules[i])) < 0)
+      if (ok_write_file (mod, modules[i], strlen (modules[i])) < 0)
 	return -1;
 
       struct mko_argv a = { 0 };
@@ -491,7 +492,7 @@ tool_from_env (const char *var, const char *name, char **tool)
     return 0;
   if (!*env)
     return 1;
-  *tool = mko_search_path (env, getenv ("PATH"));
+  *tool = ok_search_path (env, getenv ("PATH"));
   if (!*tool)
     {
       ok_error ("%s '%s' (%s) not found", name, env, var);
@@ -513,7 +514,7 @@ find_ptxas (char **ptxas)
 	ok_inform ("OFFLOADKIT_PTXAS is empty: PTX not verified, no cubins");
       return rc < 0 ? -1 : 0;
     }
-  *ptxas = mko_search_path ("ptxas", getenv ("PATH"));
+  *ptxas = ok_search_path ("ptxas", getenv ("PATH"));
   static const char *const homes[] = { "CUDA_HOME", "CUDA_PATH" };
   for (size_t i = 0; !*ptxas && i < 2; i++)
     {
@@ -521,12 +522,12 @@ find_ptxas (char **ptxas)
       if (home && *home)
 	{
 	  char *bin = xasprintf ("%s/bin", home);
-	  *ptxas = mko_search_path ("ptxas", bin);
+	  *ptxas = ok_search_path ("ptxas", bin);
 	  free (bin);
 	}
     }
   if (!*ptxas)
-    *ptxas = mko_search_path ("ptxas", "/usr/local/cuda/bin");
+    *ptxas = ok_search_path ("ptxas", "/usr/local/cuda/bin");
   if (!*ptxas)
     ok_inform ("no ptxas found: PTX not verified, no cubins");
   return 0;
@@ -543,7 +544,7 @@ find_nvlink (const char *ptxas, char **nvlink)
     return rc < 0 ? -1 : 0;
   const char *slash = strrchr (ptxas, '/');
   char *dir = slash ? xstrndup (ptxas, slash - ptxas) : xstrdup (".");
-  *nvlink = mko_search_path ("nvlink", *dir ? dir : "/");
+  *nvlink = ok_search_path ("nvlink", *dir ? dir : "/");
   free (dir);
   return 0;
 }
@@ -574,7 +575,7 @@ append_tables (struct mko_ctx *ctx, const char *ptx, const char *text,
   memcpy (whole, text, len);
   whole[len] = '\0';
   memcpy (whole + len + nul, tables, tlen + 1);
-  int rc = mko_write_file (ptx, whole, len + nul + tlen + 1);
+  int rc = ok_write_file (ptx, whole, len + nul + tlen + 1);
   free (whole);
   if (rc < 0)
     {

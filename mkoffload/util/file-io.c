@@ -137,3 +137,17 @@ ok_close_written (FILE *f, const char *path)
 	    : "write error");
   return -1;
 }
+
+int
+ok_write_file (const char *path, const void *data, size_t len)
+{
+  FILE *f = fopen (path, "w");
+  if (!f)
+    {
+      ok_error ("cannot write '%s': %s", path, strerror (errno));
+      return -1;
+    }
+  errno = 0;
+  fwrite (data, 1, len, f);
+  return ok_close_written (f, path);
+}

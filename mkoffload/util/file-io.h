@@ -35,4 +35,8 @@ char *ok_read_fd (int fd, size_t *lenp);
    told from a stale errno.  */
 int ok_close_written (FILE *f, const char *path);
 
+/* Write LEN bytes of DATA to PATH.  Return 0, or -1 after reporting
+   one error.  */
+int ok_write_file (const char *path, const void *data, size_t len);
+
 #endif
