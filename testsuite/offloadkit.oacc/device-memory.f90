@@ -5,7 +5,11 @@
 ! { dg-set-target-env-var OFFLOADKIT_EMULATE_MEMORY 128M }
 
 program device_memory
-  use openacc
+  ! Not the module's acc_malloc and acc_free (GCC 14 and newer have
+  ! them, GCC 12 not): the C functions, declared here.
+  use openacc, only: acc_device_kind, acc_device_nvidia, acc_device_radeon, &
+       acc_get_device_type, acc_get_property, acc_property_memory, &
+       acc_property_free_memory
   use iso_c_binding, only: c_size_t, c_ptr, c_associated
   implicit none
   integer(c_size_t), parameter :: mib = 1048576
