@@ -21,6 +21,39 @@
 #define OK_GOMP_VERSION_MAX 3
 #define OK_GOMP_VERSION_OF_GCC(gcc) ((gcc) <= 12 ? 1 : (gcc) == 13 ? 2 : 3)
 
+/* What the offloading of GCC (the major version, 12 to 16) has, named
+   once, as GCC names GOMP_VERSION_SUPPORTS_INDIRECT_FUNCS: code asks for
+   a capability, never compares version numbers.  Facts from each
+   version's libgomp (target.c, libgomp-plugin.h, plugin/) and GCC (the
+   mkoffload.cc of config/nvptx and config/gcn);
+   testsuite/tools/gcc-caps-check.c checks the table.  */
+/* 13: OpenMP's requires directive reaches the plugins (the mask before
+   the target data, GOMP_OFFLOAD_get_num_devices' argument), the device's
+   ICVs are a block (__gomp_additional_icvs, not __gomp_device_num), and
+   reverse offload (GOMP_PLUGIN_target_rev, load_image's REV_FN_TABLE,
+   device functions in the function table).  */
+#define OK_GCC_HAS_REQUIRES(gcc) ((gcc) >= 13)
+#define OK_GCC_HAS_ICV_BLOCK(gcc) ((gcc) >= 13)
+#define OK_GCC_HAS_REVERSE_OFFLOAD(gcc) ((gcc) >= 13)
+/* 13 only: GOMP_PLUGIN_target_rev copies through two callbacks of the
+   plugin's; 14 and newer through its dev2host and host2dev.  */
+#define OK_GCC_TARGET_REV_CALLBACKS(gcc) ((gcc) == 13)
+/* 14: indirect functions (GOMP_VERSION_SUPPORTS_INDIRECT_FUNCS: the
+   6-word host table, load_image's HOST_IND_FN_TABLE).  */
+#define OK_GCC_HAS_INDIRECT_FUNCS(gcc) ((gcc) >= 14)
+/* 12 only: an OpenACC launch gets each argument's device address in host
+   memory, where later libgomps pass a device block they mapped.  */
+#define OK_GCC_ACC_ARGS_ON_HOST(gcc) ((gcc) <= 12)
+/* GCC's drivers, for mkoffload: from 13 the accel compiler reads the
+   requires mask from GCC_OFFLOAD_OMP_REQUIRES_FILE and the GCN device
+   runtime takes version 3's kernel arguments; from 14 the host link's
+   libraries come as -l_GCC_NAME; from 15 the host code's exception
+   handling is compiled with -mfake-exceptions.  */
+#define OK_GCC_HAS_REQUIRES_FILE(gcc) ((gcc) >= 13)
+#define OK_GCC_GCN_KERNARGS_V3(gcc) ((gcc) >= 13)
+#define OK_GCC_PASSES_LIBRARIES(gcc) ((gcc) >= 14)
+#define OK_GCC_FAKE_EXCEPTIONS(gcc) ((gcc) >= 15)
+
 /* The version word passed to GOMP_offload_register_ver packs the libgomp
    version in the high half and a device-specific version in the low half.  */
 #define OK_GOMP_VERSION_PACK(lib, dev) (((unsigned) (lib) << 16) | (unsigned) (dev))

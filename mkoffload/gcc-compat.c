@@ -17,6 +17,7 @@
 #include "diag.h"
 #include "file-io.h"
 #include "program-search.h"
+#include "gomp-abi.h"
 #include "mkoffload.h"
 #include "run-command.h"
 
@@ -172,7 +173,7 @@ mko_accel_env (struct mko_ctx *ctx, const char *tag,
 	       const char **requires_file)
 {
   *requires_file = NULL;
-  if (ctx->gcc_version < 13)
+  if (!OK_GCC_HAS_REQUIRES_FILE (ctx->gcc_version))
     return NULL;
   char *suffix = xasprintf (".mkoffload%s%s.omp_requires", tag ? "." : "",
 			    tag ? tag : "");
@@ -246,7 +247,7 @@ accel_has_library (struct mko_ctx *ctx, const char *lib)
 void
 mko_accel_libs (struct mko_ctx *ctx, struct mko_argv *a)
 {
-  if (ctx->gcc_version >= 14)
+  if (OK_GCC_PASSES_LIBRARIES (ctx->gcc_version))
     return;
   /* GCC 12's and 13's drivers tell mkoffload nothing of the host link's
      libraries (-l options are not in COLLECT_GCC_OPTIONS, and there is no
@@ -281,9 +282,5 @@ mko_accel_libs (struct mko_ctx *ctx, struct mko_argv *a)
 unsigned
 mko_gomp_version (const struct mko_ctx *ctx)
 {
-  if (ctx->gcc_version <= 12)
-    return 1;
-  if (ctx->gcc_version == 13)
-    return 2;
-  return 3;
+  return OK_GOMP_VERSION_OF_GCC (ctx->gcc_version);
 }

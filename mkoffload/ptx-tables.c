@@ -237,10 +237,11 @@ mko_ptx_tables (const struct mko_ctx *ctx,
   /* GCC 12's device code has no use for either table (its libgomp
      never asks for the reverse-offload one), and only GCC 14's and newer
      has indirect functions.  */
-  int rev = ctx->gcc_version >= 13
+  int rev = OK_GCC_HAS_REVERSE_OFFLOAD (ctx->gcc_version)
 	    && (ctx->omp_requires & OK_GOMP_REQUIRES_REVERSE_OFFLOAD) != 0
 	    && ctx->func_names.n > 0;
-  int ind = ctx->gcc_version >= 14 && in->ind_names->n > 0;
+  int ind = (OK_GCC_HAS_INDIRECT_FUNCS (ctx->gcc_version)
+	     && in->ind_names->n > 0);
   if (!rev && !ind)
     return 0;
 

@@ -475,7 +475,8 @@ read_image (struct mko_ctx *ctx, const struct ok_gcn_proc *arch,
       /* Reverse offload, whose ancestor regions put device functions in
 	 the table, came with GCC 13: GCC 12's device code has no such
 	 entries, and its device runtime could not serve them.  */
-      if ((k->info.flags & OK_KINFO_DEVICE_FN) && ctx->gcc_version < 13)
+      if ((k->info.flags & OK_KINFO_DEVICE_FN)
+	  && !OK_GCC_HAS_REVERSE_OFFLOAD (ctx->gcc_version))
 	{
 	  ok_error ("'%s': function table entry %zu, '%s', is a device"
 		    " function, not a kernel (an ancestor region's, which"
@@ -688,7 +689,7 @@ gcn_build (struct mko_ctx *ctx)
 	}
       /* The device runtime linked in is the running GCC's: from 13 on
 	 it reads the kernel arguments of GCN device version 3.  */
-      if (ctx->gcc_version >= 13)
+      if (OK_GCC_GCN_KERNARGS_V3 (ctx->gcc_version))
 	ctx->images[ctx->num_images - 1].flags = OK_TGT_GCN_KERNARGS_V3;
     }
   for (int i = 0; i < n; i++)

@@ -76,7 +76,8 @@ run_accel_compiler (struct mko_ctx *ctx, const char *ptx)
      the device compiles as well as it can.  */
   const char *const fake_eh[] = { "-mfake-exceptions", NULL };
 
-  mko_accel_argv (ctx, &a, NULL, ctx->gcc_version >= 15 ? fake_eh : NULL,
+  mko_accel_argv (ctx, &a, NULL,
+		  OK_GCC_FAKE_EXCEPTIONS (ctx->gcc_version) ? fake_eh : NULL,
 		  dumpbase);
   /* nvptx-as would run whatever ptxas is on PATH with GCC 12's default
      -misa=sm_35, which current CUDA releases reject; we verify the

@@ -252,7 +252,7 @@ put_wrapper (FILE *f, const struct mko_ctx *ctx)
 	 "  .device_num_slot = mko_device_num_slot,\n"
 	 "  .acc_device_slot = mko_acc_device_slot,\n"
 	 "  .device_exit_slot = mko_device_exit_slot\n";
-  if (lib == 1)
+  if (!OK_GCC_HAS_REQUIRES (ctx->gcc_version))
     {
       /* GCC 12: the descriptor is both host_table and target data.  */
       fprintf (f, "static const struct ok_openmp_target __OPENMP_TARGET__ = {"
@@ -278,7 +278,7 @@ put_wrapper (FILE *f, const struct mko_ctx *ctx)
 	       "                \"libgomp passes the plugin &data[1]\");\n\n",
 	       (unsigned) ctx->omp_requires, desc_init);
       fputs ("#define MKO_TARGET_DATA (&mko_target_data)\n", f);
-      if (lib == 2)
+      if (!OK_GCC_HAS_INDIRECT_FUNCS (ctx->gcc_version))
 	fputs ("#define MKO_HOST_TABLE (&mko_target_data.desc)\n", f);
       else
 	{

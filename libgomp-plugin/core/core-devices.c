@@ -222,7 +222,7 @@ GOMP_OFFLOAD_get_type (void)
 int
 GOMP_OFFLOAD_get_num_devices (unsigned requires_mask)
 {
-  if (ok_libgomp_gcc () >= 13)
+  if (OK_GCC_HAS_REQUIRES (ok_libgomp_gcc ()))
     {
       pthread_mutex_lock (&core_lock);
       if (!core_probed)

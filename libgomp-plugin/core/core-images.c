@@ -212,13 +212,14 @@ GOMP_OFFLOAD_load_image (int ord, unsigned version, const void *target_data,
   /* libgomp 13+ asks for the reverse-offload table when the program
      requires reverse offload; NULL (the default) when the backend gives
      none.  */
-  if (gcc < 13)
+  if (!OK_GCC_HAS_REVERSE_OFFLOAD (gcc))
     rev_fn_table = NULL;
   if (rev_fn_table != NULL)
     *rev_fn_table = NULL;
   /* libgomp 14+ passes the host table of the image's indirect functions
      only when it has some.  */
-  const uint64_t *host_ind_fns = gcc >= 14 ? host_ind_fn_table : NULL;
+  const uint64_t *host_ind_fns = (OK_GCC_HAS_INDIRECT_FUNCS (gcc)
+				   ? host_ind_fn_table : NULL);
   struct core_slot *slot = core_slot (ord, "load an offload image");
   if (slot == NULL)
     return -1;

@@ -298,7 +298,7 @@ core_acc_exec (void (*fn) (void *), size_t mapnum, void **hostaddrs,
   void *args = devaddrs;
   void *block = NULL;
   void **host_block = NULL;
-  if (ok_libgomp_gcc () == 12 && mapnum > 0)
+  if (OK_GCC_ACC_ARGS_ON_HOST (ok_libgomp_gcc ()) && mapnum > 0)
     {
       block = core_acc_args_block (dev, q, mapnum, hostaddrs, devaddrs,
 				   &host_block);

@@ -84,7 +84,7 @@ abi_detect (void)
 	  how = abi_nodes[i].node;
 	  break;
 	}
-  if (abi_gcc >= 13)
+  if (OK_GCC_HAS_REVERSE_OFFLOAD (abi_gcc))
     abi_target_rev = (void (*) (void)) dlsym (handle,
 					       "GOMP_PLUGIN_target_rev");
   dlclose (handle);
@@ -110,7 +110,7 @@ struct ok_trailing_var
 ok_trailing_var (void)
 {
   struct ok_trailing_var v;
-  if (ok_libgomp_gcc () >= 13)
+  if (OK_GCC_HAS_ICV_BLOCK (ok_libgomp_gcc ()))
     {
       v.name = OK_GOMP_ICVS_VAR;
       v.size = OK_GOMP_ICVS_SIZE;
@@ -165,7 +165,7 @@ ok_target_rev (struct ok_device *dev, uint64_t fn, uint64_t mapnum,
 		    " no GOMP_PLUGIN_target_rev", gcc);
       return false;
     }
-  if (gcc == 13)
+  if (OK_GCC_TARGET_REV_CALLBACKS (gcc))
     ((abi_target_rev_13) abi_target_rev) (fn, mapnum, devaddrs, sizes, kinds,
 					  dev_num, abi_rev_dev2host,
 					  abi_rev_host2dev, dev);

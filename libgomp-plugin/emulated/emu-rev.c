@@ -399,7 +399,7 @@ emu_requires_unmet (unsigned features)
   if (!(features & OK_GOMP_REQUIRES_REVERSE_OFFLOAD))
     return 0;
   const char *why = NULL;
-  if (ok_libgomp_gcc () < 13)
+  if (!OK_GCC_HAS_REVERSE_OFFLOAD (ok_libgomp_gcc ()))
     why = "the libgomp has no reverse offload";
   else if (dlsym (RTLD_DEFAULT, EMU_TARGET_EXT) == NULL)
     why = "the process has no " EMU_TARGET_EXT;
