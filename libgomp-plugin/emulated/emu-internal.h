@@ -279,8 +279,8 @@ emu_var_aliased (const struct emu_var *v)
   return !v->link && v->size > 0;
 }
 
-/* The most GOT slots of GOMP_target_ext one object may have.  */
-#define EMU_REV_MAX_SLOTS 4
+/* The most GOT slots of one function one object may have (emu-got.c).  */
+#define EMU_GOT_MAX_SLOTS 4
 struct emu_rev_slot;
 
 /* The backend's handle of a loaded image.  */
@@ -314,7 +314,7 @@ struct emu_image
      emu-rev.c; the records of those slots this image holds.  */
   bool rev;
   size_t num_rev_slots;
-  struct emu_rev_slot *rev_slots[EMU_REV_MAX_SLOTS];
+  struct emu_rev_slot *rev_slots[EMU_GOT_MAX_SLOTS];
 };
 
 /* The image of DEV's loaded-image record L.  */
@@ -551,6 +551,39 @@ void *emu_acc_cuda_device (struct ok_device *dev);
 void *emu_acc_cuda_context (struct ok_device *dev);
 void *emu_acc_cuda_stream (struct ok_acc_queue *q);
 bool emu_acc_cuda_set_stream (struct ok_acc_queue *q, void *stream);
+
+/* ---- emu-got.c ---- */
+
+/* The GOT slots of one function in one object.  */
+struct emu_got
+{
+  void **slot[EMU_GOT_MAX_SLOTS];
+  size_t n;
+  const char *why;		/* Why they cannot be used, or NULL.  */
+};
+
+/* The GOT slots of the function called NAME in the loaded object INFO
+   (none when it does not call it).  */
+struct emu_got emu_got_find (const struct dl_phdr_info *info,
+			     const char *name);
+
+/* The loaded object that holds ADDR, and its GOT slots of SYMBOL.  */
+struct emu_got_object
+{
+  uintptr_t addr;
+  const char *symbol;
+  bool found;
+  struct emu_got slots;
+  bool relro[EMU_GOT_MAX_SLOTS];	/* Each slot's page is RELRO.  */
+  char name[128];			/* The object's, for messages.  */
+};
+void emu_got_object (uintptr_t addr, const char *symbol,
+		     struct emu_got_object *q);
+
+/* Make *SLOT hold VALUE, opening its page for the write when RELRO (and
+   closing it again).  False when the page cannot be opened.  The caller
+   keeps writers of one slot apart.  */
+bool emu_got_write (void **slot, bool relro, void *value);
 
 /* ---- emu-rev.c ---- */
 

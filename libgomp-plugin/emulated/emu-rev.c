@@ -18,7 +18,8 @@
    redirects it: while an image of a program that requires reverse
    offload is loaded, the GOT slots through which the object holding the
    image's functions calls GOMP_target_ext (its JUMP_SLOT relocation, or
-   GLOB_DAT with -fno-plt) hold offloadkit_emu_target_ext.  That passes
+   GLOB_DAT with -fno-plt; emu-got.c finds and writes them) hold
+   offloadkit_emu_target_ext.  That passes
    every call on but one made by a running region of one of this
    plugin's emulated devices (on its thread, or on one of a parallel
    region in it), for the host fallback, with a function of the device's
@@ -40,32 +41,13 @@
 #define _GNU_SOURCE 1
 
 #include <dlfcn.h>
-#include <elf.h>
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "emu-internal.h"
-
-/* The relocations of a GOT slot that holds a function's address.  */
-#if defined __x86_64__
-# define EMU_R_JUMP_SLOT R_X86_64_JUMP_SLOT
-# define EMU_R_GLOB_DAT R_X86_64_GLOB_DAT
-#elif defined __aarch64__
-# define EMU_R_JUMP_SLOT R_AARCH64_JUMP_SLOT
-# define EMU_R_GLOB_DAT R_AARCH64_GLOB_DAT
-#endif
-
-#if __ELF_NATIVE_CLASS == 64
-# define EMU_R_SYM(i) ELF64_R_SYM (i)
-# define EMU_R_TYPE(i) ELF64_R_TYPE (i)
-#else
-# define EMU_R_SYM(i) ELF32_R_SYM (i)
-# define EMU_R_TYPE(i) ELF32_R_TYPE (i)
-#endif
 
 /* gomp-constants.h's GOMP_DEVICE_HOST_FALLBACK, GOMP_MAP_FIRSTPRIVATE_INT
    (the entry is a value, not an address).  */
@@ -121,149 +103,6 @@ emu_chain_resolve (void)
   *(void **) &emu_chain_next = next;
 }
 
-/* ---- Finding the slots ---- */
-
-/* A dynamic entry's address.  glibc relocates those of the dynamic
-   section in place on most targets (x86-64 and AArch64 among them); a
-   link-time address lies below the load address.  */
-static uintptr_t
-emu_dyn_addr (uintptr_t base, ElfW (Addr) v)
-{
-  return v < base ? base + v : v;
-}
-
-/* What the loaded object's dynamic section says about its relocations.  */
-struct emu_dyn
-{
-  const ElfW (Sym) *symtab;
-  const char *strtab;
-  size_t strsz;
-  /* The PLT's relocations, and the others (RELA or REL).  */
-  uintptr_t jmprel, pltrelsz, pltrel;
-  uintptr_t rela, relasz, relaent;
-  uintptr_t rel, relsz, relent;
-};
-
-static bool
-emu_read_dynamic (const struct dl_phdr_info *info, struct emu_dyn *d)
-{
-  memset (d, 0, sizeof *d);
-  const ElfW (Dyn) *dyn = NULL;
-  for (int i = 0; i < info->dlpi_phnum; i++)
-    if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
-      dyn = (const ElfW (Dyn) *) (info->dlpi_addr
-				   + info->dlpi_phdr[i].p_vaddr);
-  if (dyn == NULL)
-    return false;
-  uintptr_t base = info->dlpi_addr;
-  for (; dyn->d_tag != DT_NULL; dyn++)
-    switch (dyn->d_tag)
-      {
-      case DT_SYMTAB:
-	d->symtab = (const ElfW (Sym) *) emu_dyn_addr (base, dyn->d_un.d_ptr);
-	break;
-      case DT_STRTAB:
-	d->strtab = (const char *) emu_dyn_addr (base, dyn->d_un.d_ptr);
-	break;
-      case DT_STRSZ: d->strsz = dyn->d_un.d_val; break;
-      case DT_JMPREL: d->jmprel = emu_dyn_addr (base, dyn->d_un.d_ptr); break;
-      case DT_PLTRELSZ: d->pltrelsz = dyn->d_un.d_val; break;
-      case DT_PLTREL: d->pltrel = dyn->d_un.d_val; break;
-      case DT_RELA: d->rela = emu_dyn_addr (base, dyn->d_un.d_ptr); break;
-      case DT_RELASZ: d->relasz = dyn->d_un.d_val; break;
-      case DT_RELAENT: d->relaent = dyn->d_un.d_val; break;
-      case DT_REL: d->rel = emu_dyn_addr (base, dyn->d_un.d_ptr); break;
-      case DT_RELSZ: d->relsz = dyn->d_un.d_val; break;
-      case DT_RELENT: d->relent = dyn->d_un.d_val; break;
-      default: break;
-      }
-  return d->symtab != NULL && d->strtab != NULL;
-}
-
-/* The GOT slots of GOMP_target_ext in one object.  */
-struct emu_slots
-{
-  void **slot[EMU_REV_MAX_SLOTS];
-  size_t n;
-  const char *why;		/* Why they cannot be used, or NULL.  */
-};
-
-/* Look through the SIZE bytes of relocations at TABLE, ENT bytes each
-   (Rel and Rela begin alike), for those naming GOMP_target_ext.  */
-static void
-emu_scan_relocs (const struct dl_phdr_info *info, const struct emu_dyn *d,
-		 uintptr_t table, uintptr_t size, uintptr_t ent,
-		 struct emu_slots *out)
-{
-  if (table == 0 || ent < sizeof (ElfW (Rel)))
-    return;
-  for (uintptr_t off = 0; off + ent <= size && out->why == NULL; off += ent)
-    {
-      const ElfW (Rel) *r = (const ElfW (Rel) *) (table + off);
-      size_t sym = EMU_R_SYM (r->r_info);
-      if (sym == 0 || d->symtab[sym].st_name >= d->strsz
-	  || strcmp (d->strtab + d->symtab[sym].st_name, EMU_TARGET_EXT) != 0)
-	continue;
-#ifdef EMU_R_JUMP_SLOT
-      unsigned type = (unsigned) EMU_R_TYPE (r->r_info);
-      if (type != EMU_R_JUMP_SLOT && type != EMU_R_GLOB_DAT)
-	out->why = "it refers to " EMU_TARGET_EXT " other than through a"
-		   " GOT slot";
-      else if (out->n == EMU_REV_MAX_SLOTS)
-	out->why = "it has too many GOT slots of " EMU_TARGET_EXT;
-      else
-	out->slot[out->n++] = (void **) (info->dlpi_addr + r->r_offset);
-#else
-      (void) info;
-      out->why = "its relocations are not known on this architecture";
-#endif
-    }
-}
-
-/* The GOT slots of GOMP_target_ext in the loaded object INFO (none when
-   it calls it not at all).  */
-static struct emu_slots
-emu_find_slots (const struct dl_phdr_info *info)
-{
-  struct emu_slots out = { .n = 0, .why = NULL };
-  struct emu_dyn d;
-  if (!emu_read_dynamic (info, &d))
-    {
-      out.why = "it has no dynamic symbol table";
-      return out;
-    }
-  uintptr_t pltent = (d.pltrel == DT_RELA ? sizeof (ElfW (Rela))
-		      : sizeof (ElfW (Rel)));
-  emu_scan_relocs (info, &d, d.jmprel, d.pltrelsz, pltent, &out);
-  emu_scan_relocs (info, &d, d.rela, d.relasz,
-		   d.relaent ? d.relaent : sizeof (ElfW (Rela)), &out);
-  emu_scan_relocs (info, &d, d.rel, d.relsz,
-		   d.relent ? d.relent : sizeof (ElfW (Rel)), &out);
-  return out;
-}
-
-/* ---- Writing them ---- */
-
-/* Whether ADDR lies in INFO's RELRO part, which the dynamic linker made
-   read-only after relocation (whole pages: both ends rounded down).  */
-static bool
-emu_in_relro (const struct dl_phdr_info *info, uintptr_t addr)
-{
-  uintptr_t page = (uintptr_t) sysconf (_SC_PAGESIZE);
-  for (int i = 0; i < info->dlpi_phnum; i++)
-    {
-      const ElfW (Phdr) *ph = &info->dlpi_phdr[i];
-      if (ph->p_type != PT_GNU_RELRO)
-	continue;
-      uintptr_t lo = (info->dlpi_addr + ph->p_vaddr) & ~(page - 1);
-      uintptr_t hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz)
-		     & ~(page - 1);
-      if (addr >= lo && addr < hi)
-	return true;
-    }
-  return false;
-}
-
 /* A slot this plugin wrote, with the number of loaded images (on any of
    its devices) whose object it belongs to.  */
 struct emu_rev_slot
@@ -277,58 +116,6 @@ struct emu_rev_slot
 /* Guards the records and every write of a slot.  */
 static pthread_mutex_t emu_slots_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct emu_rev_slot *emu_slot_list;
-
-/* Make *SLOT hold VALUE, opening a RELRO page for the write.  False when
-   the page cannot be opened.  EMU_SLOTS_LOCK held.  */
-static bool
-emu_slot_write (void **slot, bool relro, void *value)
-{
-  if (__atomic_load_n (slot, __ATOMIC_ACQUIRE) == value)
-    return true;
-  uintptr_t page = (uintptr_t) sysconf (_SC_PAGESIZE);
-  void *start = (void *) ((uintptr_t) slot & ~(page - 1));
-  if (relro && mprotect (start, page, PROT_READ | PROT_WRITE) != 0)
-    return false;
-  /* Other threads may call through the slot meanwhile: one store.  */
-  __atomic_store_n (slot, value, __ATOMIC_RELEASE);
-  if (relro)
-    mprotect (start, page, PROT_READ);
-  return true;
-}
-
-/* The object holding ADDR, found by dl_iterate_phdr.  */
-struct emu_object_query
-{
-  uintptr_t addr;
-  bool found;
-  struct emu_slots slots;
-  bool relro[EMU_REV_MAX_SLOTS];
-  char name[128];
-};
-
-static int
-emu_object_visit (struct dl_phdr_info *info, size_t size, void *data)
-{
-  struct emu_object_query *q = data;
-  (void) size;
-  for (int i = 0; i < info->dlpi_phnum; i++)
-    {
-      const ElfW (Phdr) *ph = &info->dlpi_phdr[i];
-      uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-      if (ph->p_type != PT_LOAD || q->addr < lo
-	  || q->addr >= lo + ph->p_memsz)
-	continue;
-      q->found = true;
-      q->slots = emu_find_slots (info);
-      for (size_t s = 0; s < q->slots.n; s++)
-	q->relro[s] = emu_in_relro (info, (uintptr_t) q->slots.slot[s]);
-      snprintf (q->name, sizeof q->name, "%s",
-		info->dlpi_name != NULL && info->dlpi_name[0] != '\0'
-		? info->dlpi_name : "the program");
-      return 1;
-    }
-  return 0;
-}
 
 /* The record of SLOT, made if need be, with one image more; NULL when
    out of memory.  EMU_SLOTS_LOCK held.  */
@@ -384,10 +171,11 @@ emu_check_visit (struct dl_phdr_info *info, size_t size, void *data)
   (void) size;
   if (emu_object_kinds (info) == 0)
     return 0;
-  struct emu_slots slots = emu_find_slots (info);
+  struct emu_got slots = emu_got_find (info, EMU_TARGET_EXT);
   if (slots.why == NULL)
     return 0;
-  OK_DEBUG ("%s: %s", info->dlpi_name != NULL && info->dlpi_name[0] != '\0'
+  OK_DEBUG ("%s: %s (" EMU_TARGET_EXT ")",
+	    info->dlpi_name != NULL && info->dlpi_name[0] != '\0'
 	    ? info->dlpi_name : "the program", slots.why);
   *why = "an object's calls of " EMU_TARGET_EXT " cannot be redirected";
   return 1;
@@ -422,8 +210,8 @@ emu_rev_load (struct emu_device *dev, struct emu_image *img,
     return true;
   const struct ok_host_table *host = &req->desc->host;
   pthread_once (&emu_chain_once, emu_chain_resolve);
-  struct emu_object_query q = { .addr = (uintptr_t) host->funcs[0] };
-  dl_iterate_phdr (emu_object_visit, &q);
+  struct emu_got_object q;
+  emu_got_object ((uintptr_t) host->funcs[0], EMU_TARGET_EXT, &q);
   const char *why = (emu_chain_next == NULL
 		     ? "the process has no " EMU_TARGET_EXT
 		     : !q.found ? "no loaded object holds its functions"
@@ -437,7 +225,7 @@ emu_rev_load (struct emu_device *dev, struct emu_image *img,
       else
 	{
 	  img->rev_slots[img->num_rev_slots++] = s;
-	  if (!emu_slot_write (s->slot, s->relro, emu_chain_head))
+	  if (!emu_got_write (s->slot, s->relro, emu_chain_head))
 	    why = "its GOT cannot be made writable";
 	}
     }
@@ -445,8 +233,8 @@ emu_rev_load (struct emu_device *dev, struct emu_image *img,
   if (why != NULL)
     {
       ok_dev_error (&dev->base, "cannot load an image of a program that"
-		    " requires reverse offload: %s%s%s", q.found ? q.name : "",
-		    q.found ? ": " : "", why);
+		    " requires reverse offload: %s%s%s (" EMU_TARGET_EXT ")",
+		    q.found ? q.name : "", q.found ? ": " : "", why);
       emu_rev_unload (img);
       return false;
     }
@@ -483,7 +271,7 @@ emu_rev_recheck (void)
     return;
   pthread_mutex_lock (&emu_slots_lock);
   for (struct emu_rev_slot *s = emu_slot_list; s != NULL; s = s->next)
-    emu_slot_write (s->slot, s->relro, emu_chain_head);
+    emu_got_write (s->slot, s->relro, emu_chain_head);
   pthread_mutex_unlock (&emu_slots_lock);
 }
 
