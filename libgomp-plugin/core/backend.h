@@ -268,6 +268,95 @@ enum { OK_ACC_GANG, OK_ACC_WORKER, OK_ACC_VECTOR, OK_ACC_DIMS };
    keep it on the launching thread's stack.  */
 #define OK_JOB_MAX 256
 
+/* Groups of hooks that a backend has all of or none of: each is a
+   table the backend points at, or NULL.  */
+
+/* Memory that the host and DEV both reach at the same address (libgomp
+   16's ompx_gnu_managed_mem_space).  */
+struct ok_managed_ops
+{
+  /* SIZE bytes, or NULL, after a message when something failed; NULL
+     without one when DEV cannot have such memory.  FREE frees what ALLOC
+     gave.  */
+  void *(*alloc) (struct ok_device *dev, size_t size);
+  bool (*free) (struct ok_device *dev, void *ptr);
+};
+
+/* libgomp 15's interop objects.  */
+struct ok_interop_ops
+{
+  /* The runtimes (OK_IFR_*) a prefer_type clause may choose on these
+     devices, 0-ended.  */
+  const int *frs;
+  /* Fill OBJ, a new object for DEV: FR is the runtime that prefer_type
+     chose from FRS, 0 when it chose none; set OBJ->FR to the one
+     given and, when TARGETSYNC, OBJ->STREAM to a new stream or queue.
+     False after a reported error, with nothing held.  */
+  bool (*init) (struct ok_device *dev, struct ok_interop *obj, int fr,
+		bool targetsync);
+  /* Wait until the work on OBJ->STREAM (non-NULL) is done and, when
+     DESTROY, free the stream; false after a reported error.  */
+  bool (*sync) (struct ok_device *dev, struct ok_interop *obj,
+		bool destroy);
+  /* Property PROP, OK_IPR_FIRST to OK_IPR_VENDOR, of OBJ (OBJ->FR one
+     the backend gave), into *VAL (zeroed).  The core answers FR_ID,
+     FR_NAME and DEVICE_NUM itself.  */
+  void (*property) (struct ok_device *dev, const struct ok_interop *obj,
+		    enum ok_ipr prop, struct ok_interop_value *val);
+};
+
+/* OpenACC: libgomp's GOMP_OFFLOAD_openacc_* entry points.  */
+struct ok_acc_ops
+{
+  /* Every hook but the property's reports its failures and returns
+     false (-1).  QUEUE_SIZE is at least sizeof (struct ok_acc_queue).  */
+  size_t queue_size;
+  /* Start queue Q (zeroed, Q->DEV set).  */
+  bool (*queue_init) (struct ok_acc_queue *q);
+  /* Wait for the work queued on Q, then free what Q holds (not Q).  */
+  bool (*queue_fini) (struct ok_acc_queue *q);
+  /* 1 when the work queued on Q so far is done, 0 while some is not.  */
+  int (*queue_test) (struct ok_acc_queue *q);
+  /* Wait until the work queued on Q so far is done.  */
+  bool (*queue_wait) (struct ok_acc_queue *q);
+  /* Work queued on LATER from now on starts only after the work queued
+     on FIRST so far is done (FIRST != LATER).  */
+  bool (*queue_join) (struct ok_acc_queue *first,
+		      struct ok_acc_queue *later);
+  /* Call FN (DATA) after the work queued on Q so far, on a thread of the
+     backend's, never from within this call: FN may free what that work
+     used, and call the plugin (libgomp's callbacks unmap data).  */
+  bool (*queue_callback) (struct ok_acc_queue *q, void (*fn) (void *),
+			  void *data);
+  /* Queue a copy of N > 0 bytes on Q.  */
+  bool (*queue_copy) (struct ok_acc_queue *q, enum ok_copy_dir dir,
+		      void *dst, const void *src, size_t n);
+  /* Run OpenACC compute region FN (an address load_image returned) with
+     ARGS, the device address of its argument block, in DIMS (gang,
+     worker, vector; 0: the backend chooses) on Q, or when Q is NULL
+     synchronously: done when it returns.  The backend calls
+     ok_acc_launch_event around the start of the kernel.  */
+  bool (*exec) (struct ok_device *dev, void *fn, void *args,
+		const unsigned dims[OK_ACC_DIMS], struct ok_acc_queue *q);
+  /* Property PROP of DEV: a number into *NUM or a string (static, or
+     the device's) into *STR; false when DEV has no value for it.  */
+  bool (*property) (struct ok_device *dev, enum ok_acc_prop prop,
+		    size_t *num, const char **str);
+};
+
+/* OpenACC's CUDA handles (acc_get_current_cuda_device and _context,
+   acc_get_cuda_stream, acc_set_cuda_stream), nvptx plugin only.  */
+struct ok_acc_cuda_ops
+{
+  /* The CUdevice * and CUcontext of DEV, the CUstream of Q (NULL:
+     none), and Q's work going to STREAM from now on, once what Q holds
+     is done (false after a message).  */
+  void *(*device) (struct ok_device *dev);
+  void *(*context) (struct ok_device *dev);
+  void *(*stream) (struct ok_acc_queue *q);
+  bool (*set_stream) (struct ok_acc_queue *q, void *stream);
+};
+
 struct ok_backend
 {
   /* Short name for messages and traces: "emulated", "cuda", "hsa".  */
@@ -322,12 +411,8 @@ struct ok_backend
      GOMP_PLUGIN_malloc; NULL when there is none (libgomp then makes one
      of the device number), after a message if a driver call failed.  */
   char *(*get_uid) (struct ok_device *dev);
-  /* Memory that the host and DEV both reach at the same address (libgomp
-     16's ompx_gnu_managed_mem_space): SIZE bytes, or NULL, after a
-     message when something failed; NULL without one when DEV cannot
-     have such memory.  MANAGED_FREE frees what MANAGED_ALLOC gave.  */
-  void *(*managed_alloc) (struct ok_device *dev, size_t size);
-  bool (*managed_free) (struct ok_device *dev, void *ptr);
+  /* Managed memory (libgomp 16), or NULL.  */
+  const struct ok_managed_ops *managed;
   /* Whether code on DEV can access all of [PTR, PTR + SIZE), SIZE > 0
      (libgomp 16's omp_target_is_accessible): 1 or 0.  */
   int (*is_accessible) (struct ok_device *dev, const void *ptr, size_t size);
@@ -339,74 +424,15 @@ struct ok_backend
   bool (*page_locked_alloc) (struct ok_device *dev, void **ptr, size_t size);
   bool (*page_locked_free) (struct ok_device *dev, void *ptr);
 
-  /* libgomp 15's interop objects, all optional together; a backend
-     without them gives objects of no foreign runtime (core-interop.c).
-     INTEROP_FRS: the runtimes (OK_IFR_*) a prefer_type clause may choose
-     on these devices, 0-ended.  */
-  const int *interop_frs;
-  /* Fill OBJ, a new object for DEV: FR is the runtime that prefer_type
-     chose from INTEROP_FRS, 0 when it chose none; set OBJ->FR to the one
-     given and, when TARGETSYNC, OBJ->STREAM to a new stream or queue.
-     False after a reported error, with nothing held.  */
-  bool (*interop_init) (struct ok_device *dev, struct ok_interop *obj,
-			int fr, bool targetsync);
-  /* Wait until the work on OBJ->STREAM (non-NULL) is done and, when
-     DESTROY, free the stream; false after a reported error.  */
-  bool (*interop_sync) (struct ok_device *dev, struct ok_interop *obj,
-			bool destroy);
-  /* Property PROP, OK_IPR_FIRST to OK_IPR_VENDOR, of OBJ (OBJ->FR one
-     the backend gave), into *VAL (zeroed).  The core answers FR_ID,
-     FR_NAME and DEVICE_NUM itself.  */
-  void (*interop_property) (struct ok_device *dev,
-			    const struct ok_interop *obj, enum ok_ipr prop,
-			    struct ok_interop_value *val);
+  /* libgomp 15's interop objects, or NULL: a backend without them gives
+     objects of no foreign runtime (core-interop.c).  */
+  const struct ok_interop_ops *interop;
 
-  /* OpenACC (libgomp's GOMP_OFFLOAD_openacc_* entry points), all or
-     none.  The plugin offers OpenACC only when every backend that has
-     devices has ACC_EXEC (core-openacc.c).  Every hook but the
-     property's reports its failures and returns false (-1).  */
-  size_t acc_queue_size;	/* At least sizeof (struct ok_acc_queue).  */
-  /* Start queue Q (zeroed, Q->DEV set).  */
-  bool (*acc_queue_init) (struct ok_acc_queue *q);
-  /* Wait for the work queued on Q, then free what Q holds (not Q).  */
-  bool (*acc_queue_fini) (struct ok_acc_queue *q);
-  /* 1 when the work queued on Q so far is done, 0 while some is not.  */
-  int (*acc_queue_test) (struct ok_acc_queue *q);
-  /* Wait until the work queued on Q so far is done.  */
-  bool (*acc_queue_wait) (struct ok_acc_queue *q);
-  /* Work queued on LATER from now on starts only after the work queued
-     on FIRST so far is done (FIRST != LATER).  */
-  bool (*acc_queue_join) (struct ok_acc_queue *first,
-			  struct ok_acc_queue *later);
-  /* Call FN (DATA) after the work queued on Q so far, on a thread of the
-     backend's, never from within this call: FN may free what that work
-     used, and call the plugin (libgomp's callbacks unmap data).  */
-  bool (*acc_queue_callback) (struct ok_acc_queue *q, void (*fn) (void *),
-			      void *data);
-  /* Queue a copy of N > 0 bytes on Q.  */
-  bool (*acc_queue_copy) (struct ok_acc_queue *q, enum ok_copy_dir dir,
-			  void *dst, const void *src, size_t n);
-  /* Run OpenACC compute region FN (an address load_image returned) with
-     ARGS, the device address of its argument block, in DIMS (gang,
-     worker, vector; 0: the backend chooses) on Q, or when Q is NULL
-     synchronously: done when it returns.  The backend calls
-     ok_acc_launch_event around the start of the kernel.  */
-  bool (*acc_exec) (struct ok_device *dev, void *fn, void *args,
-		    const unsigned dims[OK_ACC_DIMS], struct ok_acc_queue *q);
-  /* Property PROP of DEV: a number into *NUM or a string (static, or
-     the device's) into *STR; false when DEV has no value for it.  */
-  bool (*acc_property) (struct ok_device *dev, enum ok_acc_prop prop,
-			size_t *num, const char **str);
-
-  /* OpenACC's CUDA handles (acc_get_current_cuda_device and _context,
-     acc_get_cuda_stream, acc_set_cuda_stream), nvptx plugin only, all or
-     none: the CUdevice * and CUcontext of DEV, the CUstream of Q (NULL:
-     none), and Q's work going to STREAM from now on, once what Q holds
-     is done (false after a message).  */
-  void *(*acc_cuda_device) (struct ok_device *dev);
-  void *(*acc_cuda_context) (struct ok_device *dev);
-  void *(*acc_cuda_stream) (struct ok_acc_queue *q);
-  bool (*acc_cuda_set_stream) (struct ok_acc_queue *q, void *stream);
+  /* OpenACC, or NULL.  The plugin offers OpenACC only when every backend
+     that has devices has it (core-openacc.c).  */
+  const struct ok_acc_ops *acc;
+  /* OpenACC's CUDA handles (nvptx plugin only), or NULL.  */
+  const struct ok_acc_cuda_ops *acc_cuda;
 
   /* Number of devices of this kind.  Called once, from
      GOMP_OFFLOAD_get_num_devices.  Must return 0 *silently* when the driver

@@ -79,23 +79,23 @@ GOMP_OFFLOAD_interop (struct ok_interop *obj, int ord, int action,
   if (action == 0)
     {
       obj->device_data = dev;
-      if (b->interop_init == NULL)
+      if (b->interop == NULL)
 	{
 	  OK_DEBUG ("%s: interop object of no foreign runtime", dev->label);
 	  return;
 	}
-      int fr = core_interop_prefer (prefer_type, b->interop_frs);
-      if (!b->interop_init (dev, obj, fr, targetsync))
+      int fr = core_interop_prefer (prefer_type, b->interop->frs);
+      if (!b->interop->init (dev, obj, fr, targetsync))
 	GOMP_PLUGIN_fatal ("offloadkit-%s: cannot create an interop object"
 			   " on device %d", ok_plugin.name, ord);
       OK_DEBUG ("%s: interop object, runtime %d, %s", dev->label, obj->fr,
 		obj->stream != NULL ? "targetsync" : "no targetsync");
       return;
     }
-  if (obj->stream == NULL || b->interop_sync == NULL)
+  if (obj->stream == NULL || b->interop == NULL)
     return;
   bool destroy = action == 2;
-  if (!b->interop_sync (dev, obj, destroy))
+  if (!b->interop->sync (dev, obj, destroy))
     GOMP_PLUGIN_fatal ("offloadkit-%s: cannot %s the interop object's"
 		       " targetsync on device %d", ok_plugin.name,
 		       destroy ? "destroy" : "wait for", ord);
@@ -110,7 +110,7 @@ core_interop_device (const struct ok_interop *obj)
   if (obj == NULL || obj->fr == 0 || obj->device_data == NULL)
     return NULL;
   struct ok_device *dev = obj->device_data;
-  return dev->backend->interop_property != NULL ? dev : NULL;
+  return dev->backend->interop != NULL ? dev : NULL;
 }
 
 static const char *
@@ -150,7 +150,7 @@ core_interop_value (const struct ok_interop *obj, int prop,
       val->i = obj->device_num;
       break;
     default:
-      dev->backend->interop_property (dev, obj, (enum ok_ipr) prop, val);
+      dev->backend->interop->property (dev, obj, (enum ok_ipr) prop, val);
       break;
     }
   return true;

@@ -358,12 +358,12 @@ GOMP_OFFLOAD_managed_alloc (int ord, size_t size)
   struct ok_device *dev = core_device (ord, "allocate managed memory");
   if (dev == NULL)
     return NULL;
-  if (dev->backend->managed_alloc == NULL)
+  if (dev->backend->managed == NULL)
     {
       OK_DEBUG ("%s: no managed memory", dev->label);
       return NULL;
     }
-  return dev->backend->managed_alloc (dev, size);
+  return dev->backend->managed->alloc (dev, size);
 }
 
 bool
@@ -374,13 +374,13 @@ GOMP_OFFLOAD_managed_free (int ord, void *ptr)
     return false;
   if (ptr == NULL)
     return true;
-  if (dev->backend->managed_free == NULL)
+  if (dev->backend->managed == NULL)
     {
       ok_dev_error (dev, "cannot free managed memory at %p: the device has"
 		    " none", ptr);
       return false;
     }
-  return dev->backend->managed_free (dev, ptr);
+  return dev->backend->managed->free (dev, ptr);
 }
 
 /* libgomp 16's omp_target_is_accessible: 1 when code on device ORD can

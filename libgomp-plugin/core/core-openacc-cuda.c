@@ -13,27 +13,27 @@ void *
 GOMP_OFFLOAD_openacc_cuda_get_current_device (void)
 {
   struct ok_device *dev = GOMP_PLUGIN_acc_thread ();
-  if (dev == NULL || dev->backend->acc_cuda_device == NULL)
+  if (dev == NULL || dev->backend->acc_cuda == NULL)
     return NULL;
-  return dev->backend->acc_cuda_device (dev);
+  return dev->backend->acc_cuda->device (dev);
 }
 
 void *
 GOMP_OFFLOAD_openacc_cuda_get_current_context (void)
 {
   struct ok_device *dev = GOMP_PLUGIN_acc_thread ();
-  if (dev == NULL || dev->backend->acc_cuda_context == NULL)
+  if (dev == NULL || dev->backend->acc_cuda == NULL)
     return NULL;
-  return dev->backend->acc_cuda_context (dev);
+  return dev->backend->acc_cuda->context (dev);
 }
 
 void *
 GOMP_OFFLOAD_openacc_cuda_get_stream (struct goacc_asyncqueue *aq)
 {
   struct ok_acc_queue *q = (struct ok_acc_queue *) aq;
-  if (q == NULL || q->dev->backend->acc_cuda_stream == NULL)
+  if (q == NULL || q->dev->backend->acc_cuda == NULL)
     return NULL;
-  return q->dev->backend->acc_cuda_stream (q);
+  return q->dev->backend->acc_cuda->stream (q);
 }
 
 /* 1 when AQ's work goes to STREAM from now on, 0 when not (libgomp's
@@ -43,7 +43,7 @@ GOMP_OFFLOAD_openacc_cuda_set_stream (struct goacc_asyncqueue *aq,
 				      void *stream)
 {
   struct ok_acc_queue *q = (struct ok_acc_queue *) aq;
-  if (q == NULL || q->dev->backend->acc_cuda_set_stream == NULL)
+  if (q == NULL || q->dev->backend->acc_cuda == NULL)
     return 0;
-  return q->dev->backend->acc_cuda_set_stream (q, stream);
+  return q->dev->backend->acc_cuda->set_stream (q, stream);
 }

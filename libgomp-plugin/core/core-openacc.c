@@ -53,12 +53,7 @@ core_acc_queue (struct goacc_asyncqueue *aq)
 static bool
 core_acc_backend (const struct ok_backend *b)
 {
-  return (b->acc_exec != NULL && b->acc_queue_init != NULL
-	  && b->acc_queue_fini != NULL && b->acc_queue_test != NULL
-	  && b->acc_queue_wait != NULL && b->acc_queue_join != NULL
-	  && b->acc_queue_callback != NULL && b->acc_queue_copy != NULL
-	  && b->acc_property != NULL
-	  && b->acc_queue_size >= sizeof (struct ok_acc_queue));
+  return b->acc != NULL;
 }
 
 unsigned
@@ -194,13 +189,13 @@ GOMP_OFFLOAD_openacc_get_property (int ord, int prop)
     {
     case OK_ACC_PROP_MEMORY:
     case OK_ACC_PROP_FREE_MEMORY:
-      if (dev->backend->acc_property (dev, prop, &num, &str))
+      if (dev->backend->acc->property (dev, prop, &num, &str))
 	v.val = num;
       break;
     case OK_ACC_PROP_NAME:
     case OK_ACC_PROP_VENDOR:
     case OK_ACC_PROP_DRIVER:
-      if (dev->backend->acc_property (dev, prop, &num, &str))
+      if (dev->backend->acc->property (dev, prop, &num, &str))
 	v.ptr = str;
       break;
     default:
@@ -242,7 +237,7 @@ core_acc_args_block (struct ok_device *dev, struct ok_acc_queue *q,
   if (thr != NULL)
     core_acc_data_event (thr, acc_ev_enqueue_upload_start, bytes, block, dp);
   bool ok = (q != NULL
-	     ? dev->backend->acc_queue_copy (q, OK_COPY_H2D, dp, block, bytes)
+	     ? dev->backend->acc->queue_copy (q, OK_COPY_H2D, dp, block, bytes)
 	     : dev->backend->host2dev (dev, dp, block, bytes));
   if (thr != NULL && ok)
     core_acc_data_event (thr, acc_ev_enqueue_upload_end, bytes, block, dp);
@@ -310,7 +305,7 @@ core_acc_exec (void (*fn) (void *), size_t mapnum, void **hostaddrs,
   else if (mapnum == 0)
     args = NULL;
 
-  if (!dev->backend->acc_exec (dev, (void *) fn, args, d, q))
+  if (!dev->backend->acc->exec (dev, (void *) fn, args, d, q))
     GOMP_PLUGIN_fatal ("offloadkit-%s: OpenACC region on %s failed",
 		       ok_plugin.name, dev->label);
   if (block == NULL)
@@ -324,7 +319,7 @@ core_acc_exec (void (*fn) (void *), size_t mapnum, void **hostaddrs,
   if (b != NULL)
     *b = (struct core_acc_block) { dev, block, host_block };
   if (b == NULL
-      || !dev->backend->acc_queue_callback (q, core_acc_free_block, b))
+      || !dev->backend->acc->queue_callback (q, core_acc_free_block, b))
     GOMP_PLUGIN_fatal ("offloadkit-%s: cannot queue the end of an OpenACC"
 		       " region on %s", ok_plugin.name, dev->label);
 }
@@ -359,14 +354,14 @@ GOMP_OFFLOAD_openacc_async_construct (int ord)
   struct ok_device *dev = core_device (ord, "make an OpenACC queue");
   if (dev == NULL)
     return NULL;
-  struct ok_acc_queue *q = calloc (1, dev->backend->acc_queue_size);
+  struct ok_acc_queue *q = calloc (1, dev->backend->acc->queue_size);
   if (q == NULL)
     {
       ok_dev_error (dev, "cannot make an OpenACC queue: out of memory");
       return NULL;
     }
   q->dev = dev;
-  if (!dev->backend->acc_queue_init (q))
+  if (!dev->backend->acc->queue_init (q))
     {
       free (q);
       return NULL;
@@ -380,7 +375,7 @@ GOMP_OFFLOAD_openacc_async_destruct (struct goacc_asyncqueue *aq)
   struct ok_acc_queue *q = core_acc_queue (aq);
   if (q == NULL)
     return true;
-  bool ok = q->dev->backend->acc_queue_fini (q);
+  bool ok = q->dev->backend->acc->queue_fini (q);
   free (q);
   return ok;
 }
@@ -389,14 +384,14 @@ int
 GOMP_OFFLOAD_openacc_async_test (struct goacc_asyncqueue *aq)
 {
   struct ok_acc_queue *q = core_acc_queue (aq);
-  return q->dev->backend->acc_queue_test (q);
+  return q->dev->backend->acc->queue_test (q);
 }
 
 bool
 GOMP_OFFLOAD_openacc_async_synchronize (struct goacc_asyncqueue *aq)
 {
   struct ok_acc_queue *q = core_acc_queue (aq);
-  return q->dev->backend->acc_queue_wait (q);
+  return q->dev->backend->acc->queue_wait (q);
 }
 
 bool
@@ -414,7 +409,7 @@ GOMP_OFFLOAD_openacc_async_serialize (struct goacc_asyncqueue *aq1,
 		first->dev->label, later->dev->label);
       return false;
     }
-  return first->dev->backend->acc_queue_join (first, later);
+  return first->dev->backend->acc->queue_join (first, later);
 }
 
 void
@@ -422,7 +417,7 @@ GOMP_OFFLOAD_openacc_async_queue_callback (struct goacc_asyncqueue *aq,
 					   void (*fn) (void *), void *data)
 {
   struct ok_acc_queue *q = core_acc_queue (aq);
-  if (!q->dev->backend->acc_queue_callback (q, fn, data))
+  if (!q->dev->backend->acc->queue_callback (q, fn, data))
     GOMP_PLUGIN_fatal ("offloadkit-%s: cannot queue a callback on %s",
 		       ok_plugin.name, q->dev->label);
 }
@@ -443,7 +438,7 @@ core_acc_copy (int ord, struct goacc_asyncqueue *aq, enum ok_copy_dir dir,
     }
   if (n == 0)
     return true;
-  return dev->backend->acc_queue_copy (q, dir, dst, src, n);
+  return dev->backend->acc->queue_copy (q, dir, dst, src, n);
 }
 
 bool

@@ -258,6 +258,38 @@ cuda_fini_device (struct ok_device *d)
   return ok;
 }
 
+static const struct ok_managed_ops cuda_managed_ops = {
+  .alloc = cuda_managed_alloc,
+  .free = cuda_managed_free,
+};
+
+static const struct ok_interop_ops cuda_interop_ops = {
+  .frs = cuda_interop_frs,
+  .init = cuda_interop_init,
+  .sync = cuda_interop_sync,
+  .property = cuda_interop_property,
+};
+
+static const struct ok_acc_ops cuda_acc_ops = {
+  .queue_size = sizeof (struct cuda_acc_queue),
+  .queue_init = cuda_acc_queue_init,
+  .queue_fini = cuda_acc_queue_fini,
+  .queue_test = cuda_acc_queue_test,
+  .queue_wait = cuda_acc_queue_wait,
+  .queue_join = cuda_acc_queue_join,
+  .queue_callback = cuda_acc_queue_callback,
+  .queue_copy = cuda_acc_queue_copy,
+  .exec = cuda_acc_exec,
+  .property = cuda_acc_property,
+};
+
+static const struct ok_acc_cuda_ops cuda_acc_cuda_ops = {
+  .device = cuda_acc_device,
+  .context = cuda_acc_context,
+  .stream = cuda_acc_stream,
+  .set_stream = cuda_acc_set_stream,
+};
+
 const struct ok_backend ok_backend_cuda = {
   .name = "cuda",
   .device_size = sizeof (struct cuda_device),
@@ -285,33 +317,17 @@ const struct ok_backend ok_backend_cuda = {
   .memset = cuda_memset,
   .copy_rect = cuda_copy_rect,
   .get_uid = cuda_get_uid,
-  .managed_alloc = cuda_managed_alloc,
-  .managed_free = cuda_managed_free,
   .is_accessible = cuda_is_accessible,
   .page_locked_alloc = cuda_page_locked_alloc,
   .page_locked_free = cuda_page_locked_free,
-  .interop_frs = cuda_interop_frs,
-  .interop_init = cuda_interop_init,
-  .interop_sync = cuda_interop_sync,
-  .interop_property = cuda_interop_property,
   /* cuda-openacc.c.  */
-  .acc_queue_size = sizeof (struct cuda_acc_queue),
-  .acc_queue_init = cuda_acc_queue_init,
-  .acc_queue_fini = cuda_acc_queue_fini,
-  .acc_queue_test = cuda_acc_queue_test,
-  .acc_queue_wait = cuda_acc_queue_wait,
-  .acc_queue_join = cuda_acc_queue_join,
-  .acc_queue_callback = cuda_acc_queue_callback,
-  .acc_queue_copy = cuda_acc_queue_copy,
-  .acc_exec = cuda_acc_exec,
-  .acc_property = cuda_acc_property,
-  .acc_cuda_device = cuda_acc_device,
-  .acc_cuda_context = cuda_acc_context,
-  .acc_cuda_stream = cuda_acc_stream,
-  .acc_cuda_set_stream = cuda_acc_set_stream,
   .launch = cuda_launch,
   .finish = cuda_finish,
   .describe_result = cuda_describe_result,
   .result_unknown = "CUDA error %d",
   .teardown_quiet = cuda_teardown_quiet,
+  .managed = &cuda_managed_ops,
+  .interop = &cuda_interop_ops,
+  .acc = &cuda_acc_ops,
+  .acc_cuda = &cuda_acc_cuda_ops
 };

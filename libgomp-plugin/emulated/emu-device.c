@@ -66,6 +66,31 @@ emu_fini_device (struct ok_device *d)
   return true;
 }
 
+static const struct ok_managed_ops emu_managed_ops = {
+  .alloc = emu_managed_alloc,
+  .free = emu_managed_free,
+};
+
+static const struct ok_acc_ops emu_acc_ops = {
+  .queue_size = sizeof (struct emu_queue),
+  .queue_init = emu_acc_queue_init,
+  .queue_fini = ok_hostq_stop,
+  .queue_test = ok_hostq_test,
+  .queue_wait = ok_hostq_wait,
+  .queue_join = ok_hostq_join,
+  .queue_callback = ok_hostq_callback,
+  .queue_copy = emu_acc_queue_copy,
+  .exec = emu_acc_exec,
+  .property = emu_acc_property,
+};
+
+static const struct ok_acc_cuda_ops emu_acc_cuda_ops = {
+  .device = emu_acc_cuda_device,
+  .context = emu_acc_cuda_context,
+  .stream = emu_acc_cuda_stream,
+  .set_stream = emu_acc_cuda_set_stream,
+};
+
 const struct ok_backend ok_backend_emulated = {
   .name = "emulated",
   .device_size = sizeof (struct emu_device),
@@ -93,25 +118,12 @@ const struct ok_backend ok_backend_emulated = {
   .dev2host = emu_dev2host,
   .dev2dev = emu_dev2dev,
   .get_uid = emu_get_uid,
-  .managed_alloc = emu_managed_alloc,
-  .managed_free = emu_managed_free,
   .is_accessible = emu_is_accessible,
   .page_locked_alloc = emu_page_locked_alloc,
   .page_locked_free = emu_page_locked_free,
   .launch = emu_launch,
   .finish = emu_finish,
-  .acc_queue_size = sizeof (struct emu_queue),
-  .acc_queue_init = emu_acc_queue_init,
-  .acc_queue_fini = ok_hostq_stop,
-  .acc_queue_test = ok_hostq_test,
-  .acc_queue_wait = ok_hostq_wait,
-  .acc_queue_join = ok_hostq_join,
-  .acc_queue_callback = ok_hostq_callback,
-  .acc_queue_copy = emu_acc_queue_copy,
-  .acc_exec = emu_acc_exec,
-  .acc_property = emu_acc_property,
-  .acc_cuda_device = emu_acc_cuda_device,
-  .acc_cuda_context = emu_acc_cuda_context,
-  .acc_cuda_stream = emu_acc_cuda_stream,
-  .acc_cuda_set_stream = emu_acc_cuda_set_stream,
+  .managed = &emu_managed_ops,
+  .acc = &emu_acc_ops,
+  .acc_cuda = &emu_acc_cuda_ops
 };

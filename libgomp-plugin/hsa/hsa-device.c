@@ -199,6 +199,31 @@ gcn_probe (void)
   return ok_hsa_load ();
 }
 
+static const struct ok_managed_ops gcn_managed_ops = {
+  .alloc = gcn_managed_alloc,
+  .free = gcn_managed_free,
+};
+
+static const struct ok_interop_ops gcn_interop_ops = {
+  .frs = gcn_interop_frs,
+  .init = gcn_interop_init,
+  .sync = gcn_interop_sync,
+  .property = gcn_interop_property,
+};
+
+static const struct ok_acc_ops gcn_acc_ops = {
+  .queue_size = sizeof (struct gcn_acc_queue),
+  .queue_init = gcn_acc_queue_init,
+  .queue_fini = gcn_acc_queue_fini,
+  .queue_test = ok_hostq_test,
+  .queue_wait = ok_hostq_wait,
+  .queue_join = ok_hostq_join,
+  .queue_callback = ok_hostq_callback,
+  .queue_copy = ok_hostq_copy,
+  .exec = gcn_acc_exec,
+  .property = gcn_acc_property,
+};
+
 const struct ok_backend ok_backend_hsa = {
   .name = "hsa",
   .device_size = sizeof (struct gcn_device),
@@ -222,25 +247,12 @@ const struct ok_backend ok_backend_hsa = {
   .memset = gcn_memset,
   .copy_rect = gcn_copy_rect,
   .get_uid = gcn_get_uid,
-  .managed_alloc = gcn_managed_alloc,
-  .managed_free = gcn_managed_free,
   .is_accessible = gcn_is_accessible,
-  .interop_frs = gcn_interop_frs,
-  .interop_init = gcn_interop_init,
-  .interop_sync = gcn_interop_sync,
-  .interop_property = gcn_interop_property,
-  .acc_queue_size = sizeof (struct gcn_acc_queue),
-  .acc_queue_init = gcn_acc_queue_init,
-  .acc_queue_fini = gcn_acc_queue_fini,
-  .acc_queue_test = ok_hostq_test,
-  .acc_queue_wait = ok_hostq_wait,
-  .acc_queue_join = ok_hostq_join,
-  .acc_queue_callback = ok_hostq_callback,
-  .acc_queue_copy = ok_hostq_copy,
-  .acc_exec = gcn_acc_exec,
-  .acc_property = gcn_acc_property,
   .launch = gcn_launch,
   .finish = gcn_finish,
   .describe_result = gcn_describe_result,
   .result_unknown = "HSA status %#x",
+  .managed = &gcn_managed_ops,
+  .interop = &gcn_interop_ops,
+  .acc = &gcn_acc_ops
 };
