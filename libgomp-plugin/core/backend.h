@@ -114,6 +114,34 @@ struct ok_image_req
   char what[96];
 };
 
+/* Host variable I of REQ's image, as libgomp's host table gives it: its
+   address, its size, and whether it is a `declare target link' variable
+   (whose device copy is a pointer).  After load_image the core checks
+   that each variable's table entry spans the size the device copy must
+   have (ok_host_var_device_size), and refuses the image otherwise, with
+   one message: backends need not.  */
+struct ok_host_var
+{
+  void *addr;
+  size_t size;
+  bool link;
+};
+static inline struct ok_host_var
+ok_host_var (const struct ok_image_req *req, size_t i)
+{
+  uintptr_t word = (uintptr_t) req->desc->host.vars[2 * i + 1];
+  struct ok_host_var v = { .addr = req->desc->host.vars[2 * i],
+			   .size = (size_t) (word & ~OK_GOMP_LINK_BIT),
+			   .link = (word & OK_GOMP_LINK_BIT) != 0 };
+  return v;
+}
+/* The bytes V has on the device: its own, or a pointer's.  */
+static inline size_t
+ok_host_var_device_size (const struct ok_host_var *v)
+{
+  return v->link ? sizeof (void *) : v->size;
+}
+
 /* What load_gcc_image gets: an image built by GCC's own mkoffload for
    this device type, TARGET_DATA in GCC's format for device version
    OK_GOMP_VERSION_DEV (VERSION) (the plugin's gcc_dev_version).  It

@@ -138,6 +138,37 @@ core_keep_icvs (struct ok_device *dev, struct ok_loaded_image *img)
     slot->icv_cached = true;
 }
 
+/* Whether each variable of REQ's image, loaded on DEV, spans on the
+   device what its host copy needs (a pointer for a link variable); else
+   one message, naming the first that does not.  */
+static bool
+core_check_vars (struct ok_device *dev, const struct ok_image_req *req)
+{
+  const struct ok_tgt_desc *tgt = ok_desc_target (req->desc,
+						  req->device_type, 0);
+  for (size_t i = 0; i < req->num_vars; i++)
+    {
+      struct ok_host_var v = ok_host_var (req, i);
+      const struct ok_addr_pair *e = &req->table[req->num_funcs + i];
+      size_t want = ok_host_var_device_size (&v);
+      size_t device = (size_t) (e->end - e->start);
+      if (device == want)
+	continue;
+      const char *name = (tgt != NULL && tgt->var_names != NULL
+			  ? tgt->var_names[i] : "?");
+      if (v.link)
+	ok_dev_error (dev, "cannot load offload image: link variable '%s'"
+		      " has %zu bytes on the device, expected a pointer (%zu)",
+		      name, device, want);
+      else
+	ok_dev_error (dev, "cannot load offload image: variable '%s' has %zu"
+		      " bytes on the device, %zu on the host", name, device,
+		      want);
+      return false;
+    }
+  return true;
+}
+
 /* Load an image in GCC's own format through the backend's hook.  */
 static int
 core_load_gcc_image (struct core_slot *slot, struct ok_device *dev,
@@ -275,7 +306,8 @@ GOMP_OFFLOAD_load_image (int ord, unsigned version, const void *target_data,
 	  req.table = GOMP_PLUGIN_malloc_cleared (count * sizeof *req.table);
 	  bool loaded = dev->backend->load_image (dev, &req, &img->handle);
 	  if (loaded
-	      && !core_share_icvs (slot, dev, img, &req.table[count - 1]))
+	      && (!core_check_vars (dev, &req)
+		  || !core_share_icvs (slot, dev, img, &req.table[count - 1])))
 	    {
 	      dev->backend->unload_image (dev, img->handle);
 	      loaded = false;

@@ -573,25 +573,8 @@ cuda_load_image (struct ok_device *d, struct ok_image_req *req,
       struct ok_addr_pair *e = &req->table[req->num_funcs + i];
       /* ok_desc_check has made sure every name is there.  */
       const char *name = tgt->var_names[i];
+      /* The core checks the size (core_check_vars).  */
       ok = cuda_global (dev, img->module, name, e);
-      if (!ok)
-	break;
-      uintptr_t word = (uintptr_t) req->desc->host.vars[2 * i + 1];
-      bool link = (word & OK_GOMP_LINK_BIT) != 0;
-      size_t host = link ? sizeof (void *) : (size_t) (word & ~OK_GOMP_LINK_BIT);
-      size_t device = (size_t) (e->end - e->start);
-      if (device != host)
-	{
-	  if (link)
-	    ok_dev_error (&dev->base, "cannot load offload image: link variable"
-			    " '%s' has %zu bytes on the device, expected a"
-			    " pointer (%zu)", name, device, host);
-	  else
-	    ok_dev_error (&dev->base, "cannot load offload image: variable '%s' has"
-			    " %zu bytes on the device, %zu on the host", name,
-			    device, host);
-	  ok = false;
-	}
     }
   ok = ok && cuda_image_extras (dev, img->module, &req->trailing,
 				&req->table[req->num_funcs + req->num_vars]);

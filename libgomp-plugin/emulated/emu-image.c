@@ -136,10 +136,10 @@ emu_load_image (struct ok_device *d, struct ok_image_req *req, void **handle)
   for (size_t i = 0; i < req->num_vars; i++)
     {
       struct emu_var *v = &vars[i];
-      uintptr_t size = (uintptr_t) host->vars[2 * i + 1];
-      v->host = (char *) host->vars[2 * i];
-      v->link = (size & OK_GOMP_LINK_BIT) != 0;
-      v->size = (size_t) (size & ~OK_GOMP_LINK_BIT);
+      struct ok_host_var hv = ok_host_var (req, i);
+      v->host = (char *) hv.addr;
+      v->link = hv.link;
+      v->size = hv.size;
       v->readonly = v->size > 0 && emu_readonly (v->host);
       size_t copy_size = v->link ? sizeof (void *) : v->size;
       img->num_vars = i + 1;

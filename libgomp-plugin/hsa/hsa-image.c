@@ -487,7 +487,6 @@ gcn_load_image (struct ok_device *d, struct ok_image_req *req, void **image)
       req->table[i].end = req->table[i].start + 1;
     }
 
-  const struct ok_host_table *host = &req->desc->host;
   struct gcc_gcn_var *vars = NULL;
   if (req->num_vars > 0
       && (vars = gcn_var_table (dev, img, req->num_vars,
@@ -497,19 +496,22 @@ gcn_load_image (struct ok_device *d, struct ok_image_req *req, void **image)
     {
       /* The names are only for messages: the table gives the rest.  */
       const char *name = tgt->var_names[i];
-      uintptr_t hsize = (uintptr_t) host->vars[2 * i + 1];
-      bool link = (hsize & OK_GOMP_LINK_BIT) != 0;
+      struct ok_host_var hv = ok_host_var (req, i);
       uint64_t dsize = vars[i].size;
       bool dlink = (dsize & OK_GOMP_LINK_BIT) != 0;
-      hsize &= ~(uintptr_t) OK_GOMP_LINK_BIT;
       dsize &= ~(uint64_t) OK_GOMP_LINK_BIT;
-      if (link != dlink || dsize != hsize || vars[i].addr == 0)
+      /* The device's table of its variables must say what the host's
+	 does of the kind of each, and of a link variable's host object;
+	 the core checks the sizes of the device copies after
+	 (core_check_vars).  */
+      if (hv.link != dlink || vars[i].addr == 0
+	  || (hv.link && dsize != hv.size))
 	{
 	  ok_dev_error (&dev->base, "variable %zu ('%s') is %llu bytes%s at %#llx on"
 			 " the device and %zu%s on the host", i, name,
 			 (unsigned long long) dsize, dlink ? " (link)" : "",
-			 (unsigned long long) vars[i].addr, (size_t) hsize,
-			 link ? " (link)" : "");
+			 (unsigned long long) vars[i].addr, hv.size,
+			 hv.link ? " (link)" : "");
 	  free (vars);
 	  goto fail;
 	}
