@@ -9,7 +9,11 @@
 
 static int *volatile nowhere;
 
+#if __GNUC__ >= 13
+#pragma omp begin declare target
+#else
 #pragma omp declare target
+#endif
 struct table
 {
   int *cells;

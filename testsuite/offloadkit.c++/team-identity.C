@@ -13,7 +13,11 @@
 
 const int N = 48, T = 4;
 
+#if __GNUC__ >= 13
+#pragma omp begin declare target
+#else
 #pragma omp declare target
+#endif
 struct probe
 {
   int base;

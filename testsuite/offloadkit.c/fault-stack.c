@@ -7,7 +7,11 @@
 
 #include <stdio.h>
 
+#if __GNUC__ >= 13
+#pragma omp begin declare target
+#else
 #pragma omp declare target
+#endif
 static int __attribute__ ((noinline))
 deep (int n)
 {
