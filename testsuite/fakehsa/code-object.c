@@ -18,10 +18,6 @@
 
 #include "fake-hsa.h"
 
-/* The MessagePack walk of the metadata note is offloadkit's own
-   (common/gcn-metadata.c, also mkoffload's): what this fake takes from
-   the note, and checks, is its own.  */
-#include "gcn-metadata.h"
 
 static uint32_t
 fh_u32 (const unsigned char *p)
@@ -161,13 +157,9 @@ struct fh_meta
 };
 
 static void
-fh_meta_entry (const char *symbol, size_t symlen, const char *key,
-	       size_t keylen, uint64_t value, void *arg)
+fh_meta_kernarg (const char *symbol, size_t symlen, uint64_t value, void *arg)
 {
-  static const char kernarg[] = ".kernarg_segment_size";
   struct fh_meta *m = arg;
-  if (keylen != sizeof kernarg - 1 || memcmp (key, kernarg, keylen) != 0)
-    return;
   for (int i = 0; i < m->nsyms; i++)
     if (m->syms[i]->kernel && strlen (m->syms[i]->name) == symlen
 	&& memcmp (m->syms[i]->name, symbol, symlen) == 0)
@@ -198,12 +190,12 @@ fh_metadata (Elf *elf, struct fh_symbol **syms, int nsyms, char *why,
       GElf_Nhdr nh;
       while (off < d->d_size
 	     && (off = gelf_getnote (d, off, &nh, &name_off, &desc_off)) > 0)
-	if (nh.n_type == OK_NT_AMDGPU_METADATA
-	    && nh.n_namesz == sizeof OK_AMDGPU_NOTE_OWNER
-	    && memcmp ((char *) d->d_buf + name_off, OK_AMDGPU_NOTE_OWNER,
+	if (nh.n_type == FH_NT_AMDGPU_METADATA
+	    && nh.n_namesz == sizeof FH_AMDGPU_NOTE_OWNER
+	    && memcmp ((char *) d->d_buf + name_off, FH_AMDGPU_NOTE_OWNER,
 		       nh.n_namesz) == 0
-	    && ok_gcn_metadata_scan ((const unsigned char *) d->d_buf
-				     + desc_off, nh.n_descsz, fh_meta_entry,
+	    && fh_metadata_kernargs ((const unsigned char *) d->d_buf
+				     + desc_off, nh.n_descsz, fh_meta_kernarg,
 				     &m) < 0)
 	  {
 	    snprintf (why, why_len, "malformed AMDGPU metadata note");

@@ -337,4 +337,15 @@ long fakehsa_outstanding (const char *kind);
 int fakehsa_svm (uintptr_t p, uintptr_t *base, size_t *size, uint64_t *flag,
 		 unsigned *agents);
 
+/* metadata.c: the AMDGPU metadata note (type FH_NT_AMDGPU_METADATA,
+   owner "AMDGPU") of a code object.  FN gets each kernel's symbol
+   (SYMLEN bytes, not NUL-terminated) and kernarg segment size; -1 when
+   the note is not well-formed MessagePack.  */
+#define FH_NT_AMDGPU_METADATA 32u
+#define FH_AMDGPU_NOTE_OWNER "AMDGPU"
+typedef void (*fh_kernarg_fn) (const char *symbol, size_t symlen,
+			       uint64_t kernarg, void *arg);
+int fh_metadata_kernargs (const unsigned char *desc, size_t len,
+			  fh_kernarg_fn fn, void *arg);
+
 #endif
