@@ -352,10 +352,14 @@ emu_fault_pass (int sig, siginfo_t *info, void *uc)
   if (i < 0)
     return;
   struct sigaction old = emu_fault_old[i];
+  if (old.sa_handler == SIG_IGN && info->si_code <= 0)
+    /* Sent with kill, to a program that ignores it: ignored.  */
+    return;
   if (old.sa_handler == SIG_DFL || old.sa_handler == SIG_IGN)
     {
       /* The faulting instruction runs again and ends the process as it
-	 would have; a signal sent with kill is delivered again.  */
+	 would have (the kernel does not let a fault be ignored); a
+	 signal sent with kill is delivered again.  */
       struct sigaction dfl;
       memset (&dfl, 0, sizeof dfl);
       dfl.sa_handler = SIG_DFL;
