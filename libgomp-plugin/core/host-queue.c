@@ -184,7 +184,7 @@ hostq_thread (void *arg)
 
       pthread_mutex_lock (&q->lock);
       if (hostq_is_download (e))
-	q->downloads--;
+	__atomic_sub_fetch (&q->downloads, 1, __ATOMIC_RELAXED);
       q->running = NULL;
       hostq_entry_free (e);
       if (!ok)
@@ -254,7 +254,7 @@ hostq_push (struct ok_hostq *q, struct ok_hostq_entry *e, bool run_now)
   q->tail = e;
   e->seq = ++q->queued;
   if (hostq_is_download (e))
-    q->downloads++;
+    __atomic_add_fetch (&q->downloads, 1, __ATOMIC_RELAXED);
   if (run_now || q->policy == OK_HOSTQ_EAGER)
     hostq_release (q);
   pthread_mutex_unlock (&q->lock);
@@ -336,6 +336,11 @@ hostq_settle_downloads (struct ok_device *dev, const void *src, size_t n)
   pthread_mutex_lock (&dev->hostqs_lock);
   for (struct ok_hostq *q = dev->hostqs; q != NULL; q = q->next)
     {
+      /* Most queues hold no download: not even their lock then (a
+	 download queued by this thread is counted already; one queued by
+	 another thread meanwhile is unordered with this upload anyway).  */
+      if (__atomic_load_n (&q->downloads, __ATOMIC_RELAXED) == 0)
+	continue;
       pthread_mutex_lock (&q->lock);
       uint64_t last = hostq_last_download_into (q, src, n);
       if (last != 0)

@@ -59,7 +59,9 @@ struct ok_hostq
   pthread_cond_t cond;
   struct ok_hostq_entry *head, *tail;
   struct ok_hostq_entry *running;	/* Taken from HEAD by the thread.  */
-  unsigned downloads;		/* Copies to host memory not done.  */
+  /* Copies to host memory not done; changed under LOCK, atomically, so
+     that uploads may look without it.  */
+  unsigned downloads;
   /* Entries counted since the queue began: queued, released to the
      thread (which runs the first RELEASED ones; all of them for an eager
      queue), done.  */
