@@ -68,58 +68,52 @@ struct ok_device
 /* The device variable whose address and size load_image returns as the
    table's trailing entry, as the libgomp that loaded the plugin wants it:
    "__gomp_device_num" (an int) for GCC 12's, "__gomp_additional_icvs"
-   (SIZE 16: struct gomp_offload_icvs) from GCC 13's.  A backend looks NAME
-   up in the image; {0, 0} when the image has none; a variable of another
-   size is an error.  */
+   (SIZE 16: struct gomp_offload_icvs) from GCC 13's.  */
 struct ok_trailing_var
 {
   const char *name;
   size_t size;
 };
 
-/* What load_image gets: a descriptor that ok_desc_check accepted for the
-   plugin's device type, the host table's sizes, and the table to fill.  */
-struct ok_image_req
+/* One image being loaded, as the core hands it to the image hooks
+   (struct ok_image_ops).  The core runs the load, in this order, for
+   both formats: open (the backend picks its code among the image's and
+   loads it), function and variable for each table entry, trailing,
+   map_indirect, rev_table, run_ctors; then it checks the variables'
+   sizes (offloadkit's images), shares the ICV block, and returns the
+   table to libgomp.  After a failure past open it calls close.  */
+struct ok_image_load
 {
-  /* The backend picks its image among DESC's targets with
-     ok_desc_target (common/desc-check.h), which steps at the stride of
-     the descriptor's version (2 or 3), and reads the OpenACC launch
-     dimensions of the one it picked with ok_desc_oacc_dims (DESC, TGT):
-     one per function in host-table order, or NULL (an OpenMP image, or a
-     descriptor of version 2, whose entries end before oacc_dims).  */
+  /* offloadkit's image: a descriptor that ok_desc_check accepted for the
+     plugin's device type (DEVICE_TYPE, for ok_desc_target, which steps at
+     the stride of the descriptor's version; ok_desc_oacc_dims (DESC,
+     TGT) reads the OpenACC launch dimensions of the target picked, one
+     per function, or NULL).  NULL for an image in GCC's format.  */
   const struct ok_openmp_target *desc;
-  int device_type;		/* The plugin's; for ok_desc_target.  */
-  size_t num_funcs;		/* Host function table entries.  */
-  size_t num_vars;		/* Host variable table (address, size) pairs.  */
-  /* NUM_FUNCS + NUM_VARS + 1 entries, zeroed: functions, then variables in
-     host-table order, then the device's TRAILING variable (leave it
-     {0, 0} when the image has none).  */
-  struct ok_addr_pair *table;
-  struct ok_trailing_var trailing;
-  /* libgomp 14+: the host addresses of the image's `declare target
-     indirect' functions, in the order of the device's table of them
-     ($offload_ind_func_table), or NULL when it has none.  libgomp passes
-     no count: the device's table says how many.  Only a backend with
-     MAPS_INDIRECT or HOST_FN_PTRS gets one.  */
-  const uint64_t *host_ind_fns;
-  /* libgomp 13+, for a program that requires reverse offload: the
-     backend may set REV_FNS to an array (GOMP_PLUGIN_malloc) of the
-     device addresses of the image's functions in host-table order, 0 for
-     those no ancestor region can name; ok_target_rev gets one of them.
-     Left NULL: the image has no reverse-offload regions.  */
-  bool want_rev_fns;
-  uint64_t *rev_fns;
-  /* The backend says here which image it loaded and how ("cubin sm_90",
-     "PTX JIT-linked for sm_90"), for OFFLOADKIT_INFO.  */
+  int device_type;
+  /* GCC's own mkoffload's image for this device type (DESC NULL):
+     TARGET_DATA in GCC's format for device version OK_GOMP_VERSION_DEV
+     (GCC_VERSION), one of the plugin's gcc_dev_version*.  */
+  const void *gcc_data;
+  unsigned gcc_version;
+  /* How many functions and variables the table maps: the host table's
+     counts for offloadkit's images (set by the core), the target data's
+     for GCC's (set by open_gcc).  */
+  size_t num_funcs;
+  size_t num_vars;
+  /* The backend's handle, set by open.  */
+  void *image;
+  /* Set by open: which code it loaded and how ("cubin sm_90", "PTX
+     JIT-linked for sm_90"), for OFFLOADKIT_INFO.  */
   char what[96];
 };
 
-/* Host variable I of REQ's image, as libgomp's host table gives it: its
-   address, its size, and whether it is a `declare target link' variable
-   (whose device copy is a pointer).  After load_image the core checks
-   that each variable's table entry spans the size the device copy must
-   have (ok_host_var_device_size), and refuses the image otherwise, with
-   one message: backends need not.  */
+/* Host variable I of LD's image (offloadkit's format), as libgomp's host
+   table gives it: its address, its size, and whether it is a `declare
+   target link' variable (whose device copy is a pointer).  The core
+   checks that each variable's table entry spans the size the device copy
+   must have (ok_host_var_device_size), and refuses the image otherwise,
+   with one message: backends need not.  */
 struct ok_host_var
 {
   void *addr;
@@ -127,10 +121,10 @@ struct ok_host_var
   bool link;
 };
 static inline struct ok_host_var
-ok_host_var (const struct ok_image_req *req, size_t i)
+ok_host_var (const struct ok_image_load *ld, size_t i)
 {
-  uintptr_t word = (uintptr_t) req->desc->host.vars[2 * i + 1];
-  struct ok_host_var v = { .addr = req->desc->host.vars[2 * i],
+  uintptr_t word = (uintptr_t) ld->desc->host.vars[2 * i + 1];
+  struct ok_host_var v = { .addr = ld->desc->host.vars[2 * i],
 			   .size = (size_t) (word & ~OK_GOMP_LINK_BIT),
 			   .link = (word & OK_GOMP_LINK_BIT) != 0 };
   return v;
@@ -142,28 +136,55 @@ ok_host_var_device_size (const struct ok_host_var *v)
   return v->link ? sizeof (void *) : v->size;
 }
 
-/* What load_gcc_image gets: an image built by GCC's own mkoffload for
-   this device type, TARGET_DATA in GCC's format for device version
-   OK_GOMP_VERSION_DEV (VERSION) (the plugin's gcc_dev_version).  It
-   carries no host table, so the backend sizes the table itself.  */
-struct ok_gcc_image_req
+/* A backend's part of loading and unloading images: the load sequence is
+   the core's (struct ok_image_load says it), these are its steps.  Every
+   hook but close reports and returns false on failure.  */
+struct ok_image_ops
 {
-  unsigned version;
-  const void *target_data;
-  /* The trailing entry's variable, the indirect functions and the
-     reverse-offload table, as in ok_image_req.  */
-  struct ok_trailing_var trailing;
-  const uint64_t *host_ind_fns;
-  bool want_rev_fns;
-  uint64_t *rev_fns;
-  /* Filled by the backend: a table allocated with GOMP_PLUGIN_malloc
-     (functions, variables, then the TRAILING entry, as GCC's plugin
-     returns them), its number of entries, how many functions and
-     variables it maps, and what was loaded, as in ok_image_req.  */
-  struct ok_addr_pair *table;
-  size_t count;
-  size_t num_funcs, num_vars;
-  char what[96];
+  /* Pick the code for DEV among offloadkit's image LD->desc, check it and
+     load it; set LD->image and LD->what.  Nothing is held after a
+     failure.  */
+  bool (*open) (struct ok_device *dev, struct ok_image_load *ld);
+  /* Optional: the same for GCC's format (LD->gcc_data), setting
+     LD->num_funcs and LD->num_vars too; NULL when the backend cannot run
+     images built by GCC's own mkoffload (the core refuses them with a
+     hint).  */
+  bool (*open_gcc) (struct ok_device *dev, struct ok_image_load *ld);
+  /* The table entry of function I (< LD->num_funcs): what launch and
+     acc_exec will get back as FN.  */
+  bool (*function) (struct ok_device *dev, struct ok_image_load *ld,
+		    size_t i, struct ok_addr_pair *entry);
+  /* The table entry of variable I (< LD->num_vars): its device copy (a
+     pointer for a link variable).  */
+  bool (*variable) (struct ok_device *dev, struct ok_image_load *ld,
+		    size_t i, struct ok_addr_pair *entry);
+  /* The table entry of VAR, the trailing variable, or {0, 0} when the
+     image has none; the core refuses one of another size.  */
+  bool (*trailing) (struct ok_device *dev, struct ok_image_load *ld,
+		    const struct ok_trailing_var *var,
+		    struct ok_addr_pair *entry);
+  /* Optional: give the device code the map from HOST_IND_FNS (libgomp
+     14+'s host addresses of the image's `declare target indirect'
+     functions, in the order of the device's table of them, or NULL when
+     libgomp passed none) to their device addresses.  A backend without
+     it either runs host code (HOST_FN_PTRS) or gets no image with such
+     functions (the core refuses them).  */
+  bool (*map_indirect) (struct ok_device *dev, struct ok_image_load *ld,
+			const uint64_t *host_ind_fns);
+  /* Optional; only for a program that requires reverse offload (libgomp
+     13+): set *REV_FNS to an array (GOMP_PLUGIN_malloc) of the device
+     addresses of the image's functions in table order, 0 for those no
+     ancestor region can name, which ok_target_rev gets one of; leave it
+     NULL when the image has no reverse-offload regions.  */
+  bool (*rev_table) (struct ok_device *dev, struct ok_image_load *ld,
+		     uint64_t **rev_fns);
+  /* Optional: run the image's constructors, last.  */
+  bool (*run_ctors) (struct ok_device *dev, struct ok_image_load *ld);
+  /* Release IMAGE, after running its destructors when DTORS (its
+     constructors ran: unload, or a failure after run_ctors) and DEV is
+     not broken.  The core has waited for DEV's asynchronous launches,
+     which might still use it.  False after a reported failure.  */
+  bool (*close) (struct ok_device *dev, void *image, bool dtors);
 };
 
 /* A target region launch, with libgomp's ARGS vector decoded by the core.
@@ -359,7 +380,7 @@ struct ok_acc_ops
   /* Queue a copy of N > 0 bytes on Q.  */
   bool (*queue_copy) (struct ok_acc_queue *q, enum ok_copy_dir dir,
 		      void *dst, const void *src, size_t n);
-  /* Run OpenACC compute region FN (an address load_image returned) with
+  /* Run OpenACC compute region FN (a function's table entry) with
      ARGS, the device address of its argument block, in DIMS (gang,
      worker, vector; 0: the backend chooses) on Q, or when Q is NULL
      synchronously: done when it returns.  The backend calls
@@ -414,12 +435,9 @@ struct ok_backend
   unsigned (*requires_unmet) (unsigned features);
   /* Device code calls host function addresses as they are (the emulated
      device runs host code): images with `declare target indirect'
-     functions need no map from host to device addresses.  */
+     functions need no map from host to device addresses (the
+     image hooks' map_indirect).  */
   bool host_fn_ptrs;
-  /* The backend builds the device's map from host to device addresses of
-     `declare target indirect' functions (ok_image_req's HOST_IND_FNS).
-     The core refuses such images for a backend with neither.  */
-  bool maps_indirect;
 
   /* Optional: set N > 0 bytes of device memory at PTR to VAL.  Without
      it the core copies a host buffer with host2dev.  */
@@ -481,16 +499,8 @@ struct ok_backend
      images and freed its pool; not the structure itself.  */
   bool (*fini_device) (struct ok_device *dev);
 
-  /* Load one image; store the backend's handle for it in *IMAGE.  */
-  bool (*load_image) (struct ok_device *dev, struct ok_image_req *req,
-		      void **image);
-  /* Unload IMAGE.  The core has waited for DEV's asynchronous launches,
-     which might still use it.  */
-  bool (*unload_image) (struct ok_device *dev, void *image);
-  /* Optional; NULL when the backend cannot run images built by GCC's own
-     mkoffload.  Store the handle in *IMAGE.  */
-  bool (*load_gcc_image) (struct ok_device *dev, struct ok_gcc_image_req *req,
-			  void **image);
+  /* Loading and unloading images.  */
+  const struct ok_image_ops *image;
 
   /* Device memory, in one of two forms.  A backend with RAW_ALLOC and
      RAW_FREE gets the core's pool over them: requests up to the size in
@@ -512,7 +522,7 @@ struct ok_backend
   bool (*dev2dev) (struct ok_device *dev, void *dst, const void *src,
 		   size_t n);
 
-  /* Start FN (an address load_image returned; never NULL) with TGT_VARS
+  /* Start FN (a function's table entry; never NULL) with TGT_VARS
      (a device address) as LAUNCH says, and fill JOB with what finish
      needs.  False after an error: nothing was started, nothing is held,
      and finish is not called.  *LAUNCH is only valid during the call.  */

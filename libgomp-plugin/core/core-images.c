@@ -1,8 +1,10 @@
 /* Images: libgomp hands each offload image to load_image once per device
    and may unload it (dlclose of a library, or the program's end).  The
-   core checks the descriptor, keeps the list of what each device has
-   loaded (keyed by libgomp's TARGET_DATA), times loads for the trace,
-   and unloads what is left when the device stops.  */
+   core checks the descriptor, runs the load over the backend's image
+   hooks (struct ok_image_ops, in the order struct ok_image_load says),
+   checks what they give, keeps the list of what each device has loaded
+   (keyed by libgomp's TARGET_DATA), times loads for the trace, and
+   unloads what is left when the device stops.  */
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -138,18 +140,19 @@ core_keep_icvs (struct ok_device *dev, struct ok_loaded_image *img)
     slot->icv_cached = true;
 }
 
-/* Whether each variable of REQ's image, loaded on DEV, spans on the
-   device what its host copy needs (a pointer for a link variable); else
-   one message, naming the first that does not.  */
+/* Whether each variable of LD's image (offloadkit's format), loaded on
+   DEV, spans on the device what its host copy needs (a pointer for a link
+   variable); else one message, naming the first that does not.  */
 static bool
-core_check_vars (struct ok_device *dev, const struct ok_image_req *req)
+core_check_vars (struct ok_device *dev, const struct ok_image_load *ld,
+		 const struct ok_addr_pair *table)
 {
-  const struct ok_tgt_desc *tgt = ok_desc_target (req->desc,
-						  req->device_type, 0);
-  for (size_t i = 0; i < req->num_vars; i++)
+  const struct ok_tgt_desc *tgt = ok_desc_target (ld->desc, ld->device_type,
+						  0);
+  for (size_t i = 0; i < ld->num_vars; i++)
     {
-      struct ok_host_var v = ok_host_var (req, i);
-      const struct ok_addr_pair *e = &req->table[req->num_funcs + i];
+      struct ok_host_var v = ok_host_var (ld, i);
+      const struct ok_addr_pair *e = &table[ld->num_funcs + i];
       size_t want = ok_host_var_device_size (&v);
       size_t device = (size_t) (e->end - e->start);
       if (device == want)
@@ -169,51 +172,98 @@ core_check_vars (struct ok_device *dev, const struct ok_image_req *req)
   return true;
 }
 
-/* Load an image in GCC's own format through the backend's hook.  */
-static int
-core_load_gcc_image (struct core_slot *slot, struct ok_device *dev,
-		     unsigned version, const void *target_data,
-		     struct ok_addr_pair **table, uint64_t **rev_fn_table,
-		     const uint64_t *host_ind_fns)
+/* The trailing entry of LD's image in *ENTRY: the variable the loading
+   libgomp wants there, or {0, 0}; refused when it has another size (an
+   image for another libgomp).  */
+static bool
+core_trailing (struct ok_device *dev, struct ok_image_load *ld,
+	       struct ok_addr_pair *entry)
 {
-  if (target_data == NULL)
+  struct ok_trailing_var var = ok_trailing_var ();
+  if (!dev->backend->image->trailing (dev, ld, &var, entry))
+    return false;
+  size_t size = (size_t) (entry->end - entry->start);
+  if (entry->start != 0 && size != var.size)
     {
-      ok_error ("device %d: cannot load offload image: no target data",
-		dev->ord);
-      return -1;
+      ok_dev_error (dev, "cannot load offload image: variable '%s' has %zu"
+		    " bytes on the device, expected %zu (an image for another"
+		    " GCC version's libgomp?)", var.name, size, var.size);
+      return false;
     }
+  return true;
+}
+
+/* What libgomp asks of a load besides the image.  */
+struct core_load_args
+{
+  const uint64_t *host_ind_fns;
+  bool want_rev_fns;
+};
+
+/* Load LD's image, libgomp's TARGET_DATA, on DEV, whose slot is SLOT, in
+   either format: the whole sequence of struct ok_image_load over DEV's
+   image hooks.  The table
+   (GOMP_PLUGIN_malloc) in *TABLE and the reverse-offload table, if any,
+   in *REV_FNS; the number of entries, or -1 after a report.  */
+static int
+core_load (struct core_slot *slot, struct ok_device *dev,
+	   const void *target_data, struct ok_image_load *ld,
+	   const struct core_load_args *args, struct ok_addr_pair **table,
+	   uint64_t **rev_fns)
+{
+  const struct ok_image_ops *ops = dev->backend->image;
   struct ok_loaded_image *img = core_image_begin (dev, target_data);
   if (img == NULL)
     return -1;
-  struct ok_gcc_image_req req = { .version = version,
-				  .target_data = target_data,
-				  .trailing = ok_trailing_var (),
-				  .host_ind_fns = host_ind_fns,
-				  .want_rev_fns = rev_fn_table != NULL };
   uint64_t start = ok_trace_on () ? ok_trace_now () : 0;
-  bool loaded = dev->backend->load_gcc_image (dev, &req, &img->handle);
-  if (loaded && req.count > 0
-      && !core_share_icvs (slot, dev, img, &req.table[req.count - 1]))
+  if (!(ld->desc != NULL ? ops->open : ops->open_gcc) (dev, ld))
     {
-      dev->backend->unload_image (dev, img->handle);
-      free (req.table);
-      loaded = false;
-    }
-  core_image_end (dev, img, loaded);
-  if (!loaded)
-    {
-      free (req.rev_fns);
+      core_image_end (dev, img, false);
       return -1;
     }
-  if (rev_fn_table != NULL)
-    *rev_fn_table = req.rev_fns;
+  size_t count = ld->num_funcs + ld->num_vars + 1;
+  struct ok_addr_pair *tab = NULL;
+  uint64_t *rev = NULL;
+  bool ok = true, ctors = false;
+  if (count > INT32_MAX)
+    {
+      ok_dev_error (dev, "offload image has too many entries (%zu)", count);
+      ok = false;
+    }
+  else
+    tab = GOMP_PLUGIN_malloc_cleared (count * sizeof *tab);
+  for (size_t i = 0; ok && i < ld->num_funcs; i++)
+    ok = ops->function (dev, ld, i, &tab[i]);
+  for (size_t i = 0; ok && i < ld->num_vars; i++)
+    ok = ops->variable (dev, ld, i, &tab[ld->num_funcs + i]);
+  ok = ok && (ld->desc == NULL || core_check_vars (dev, ld, tab));
+  ok = ok && core_trailing (dev, ld, &tab[count - 1]);
+  ok = ok && (ops->map_indirect == NULL
+	      || ops->map_indirect (dev, ld, args->host_ind_fns));
+  ok = ok && (!args->want_rev_fns || ops->rev_table == NULL
+	      || ops->rev_table (dev, ld, &rev));
+  ok = ok && (ops->run_ctors == NULL || (ctors = ops->run_ctors (dev, ld)));
+  ok = ok && core_share_icvs (slot, dev, img, &tab[count - 1]);
+  if (ok)
+    img->handle = ld->image;
+  else
+    ops->close (dev, ld->image, ctors);
+  core_image_end (dev, img, ok);
+  if (!ok)
+    {
+      free (tab);
+      free (rev);
+      return -1;
+    }
   if (ok_trace_on ())
-    ok_trace_image (dev->ord, dev->backend->name, req.what, req.num_funcs,
-		    req.num_vars, start, ok_trace_now ());
-  OK_DEBUG ("device %d: loaded GCC-format image %p: %zu entries", dev->ord,
-	    target_data, req.count);
-  *table = req.table;
-  return (int) req.count;
+    ok_trace_image (dev->ord, dev->backend->name, ld->what, ld->num_funcs,
+		    ld->num_vars, start, ok_trace_now ());
+  OK_DEBUG ("device %d: loaded %simage %p: %zu functions, %zu variables",
+	    dev->ord, ld->desc != NULL ? "" : "GCC-format ", target_data,
+	    ld->num_funcs, ld->num_vars);
+  *table = tab;
+  *rev_fns = rev;
+  return (int) count;
 }
 
 /* Whether device version DEV_VERSION, library version LIB is the format of
@@ -249,8 +299,11 @@ GOMP_OFFLOAD_load_image (int ord, unsigned version, const void *target_data,
     *rev_fn_table = NULL;
   /* libgomp 14+ passes the host table of the image's indirect functions
      only when it has some.  */
-  const uint64_t *host_ind_fns = (OK_GCC_HAS_INDIRECT_FUNCS (gcc)
-				   ? host_ind_fn_table : NULL);
+  struct core_load_args args = {
+    .host_ind_fns = (OK_GCC_HAS_INDIRECT_FUNCS (gcc)
+		     ? host_ind_fn_table : NULL),
+    .want_rev_fns = rev_fn_table != NULL
+  };
   struct core_slot *slot = core_slot (ord, "load an offload image");
   if (slot == NULL)
     return -1;
@@ -259,81 +312,48 @@ GOMP_OFFLOAD_load_image (int ord, unsigned version, const void *target_data,
   struct ok_device *dev = slot->dev;
   unsigned dev_version = OK_GOMP_VERSION_DEV (version);
   char err[256];
-  const struct ok_openmp_target *desc = NULL;
+  struct ok_image_load ld = { .device_type = ok_plugin.device_type };
+  uint64_t *rev = NULL;
   if (dev == NULL)
     ok_error ("cannot load an offload image: device %d is not initialised",
 	      ord);
-  else if (host_ind_fns != NULL && !dev->backend->host_fn_ptrs
-	   && !dev->backend->maps_indirect)
+  else if (args.host_ind_fns != NULL && !dev->backend->host_fn_ptrs
+	   && dev->backend->image->map_indirect == NULL)
     ok_dev_error (dev, "cannot load offload image %p: it has `declare"
 		  " target indirect' functions, which offloadkit's %s backend"
 		  " does not map yet", target_data, dev->backend->name);
   else if (core_gcc_format (OK_GOMP_VERSION_LIB (version), dev_version))
     {
       /* The other format libgomp routes to a plugin of this name.  */
-      if (dev->backend->load_gcc_image != NULL)
-	result = core_load_gcc_image (slot, dev, version, target_data,
-				      table, rev_fn_table, host_ind_fns);
-      else
+      if (target_data == NULL)
+	ok_error ("device %d: cannot load offload image: no target data",
+		  ord);
+      else if (dev->backend->image->open_gcc == NULL)
 	ok_error ("device %d (%s) cannot load an offload image in GCC's own"
 		  " format (device version %u, expected offloadkit's %u):"
 		  " rebuild with offloadkit's mkoffload (gcc -B PREFIX/"
 		  "libexec/offloadkit/ ...)", ord, dev->backend->name,
 		  dev_version, OK_DEV_VERSION);
+      else
+	{
+	  ld.gcc_data = target_data;
+	  ld.gcc_version = version;
+	  result = core_load (slot, dev, target_data, &ld, &args, table, &rev);
+	}
     }
-  else if ((desc = ok_desc_check_lib (version, target_data,
-				      ok_plugin.device_type,
-				      ok_libgomp_version (), err,
-				      sizeof err)) == NULL)
+  else if ((ld.desc = ok_desc_check_lib (version, target_data,
+					 ok_plugin.device_type,
+					 ok_libgomp_version (), err,
+					 sizeof err)) == NULL)
     ok_error ("device %d: cannot load offload image: %s", ord, err);
   else
     {
-      struct ok_image_req req = { .desc = desc,
-				  .device_type = ok_plugin.device_type,
-				  .trailing = ok_trailing_var (),
-				  .host_ind_fns = host_ind_fns,
-				  .want_rev_fns = rev_fn_table != NULL };
-      req.num_funcs = (size_t) (desc->host.funcs_end - desc->host.funcs);
-      req.num_vars = (size_t) (desc->host.vars_end - desc->host.vars) / 2;
-      size_t count = req.num_funcs + req.num_vars + 1;
-      struct ok_loaded_image *img = NULL;
-      if (count > INT32_MAX)
-	ok_error ("device %d: offload image has too many entries (%zu)", ord,
-		  count);
-      else if ((img = core_image_begin (dev, target_data)) != NULL)
-	{
-	  uint64_t start = ok_trace_on () ? ok_trace_now () : 0;
-	  req.table = GOMP_PLUGIN_malloc_cleared (count * sizeof *req.table);
-	  bool loaded = dev->backend->load_image (dev, &req, &img->handle);
-	  if (loaded
-	      && (!core_check_vars (dev, &req)
-		  || !core_share_icvs (slot, dev, img, &req.table[count - 1])))
-	    {
-	      dev->backend->unload_image (dev, img->handle);
-	      loaded = false;
-	    }
-	  core_image_end (dev, img, loaded);
-	  if (!loaded)
-	    {
-	      free (req.table);
-	      free (req.rev_fns);
-	    }
-	  else
-	    {
-	      if (rev_fn_table != NULL)
-		*rev_fn_table = req.rev_fns;
-	      if (ok_trace_on ())
-		ok_trace_image (ord, dev->backend->name, req.what,
-				req.num_funcs, req.num_vars, start,
-				ok_trace_now ());
-	      OK_DEBUG ("device %d: loaded image %p: %zu functions, %zu"
-			" variables", ord, target_data, req.num_funcs,
-			req.num_vars);
-	      *table = req.table;
-	      result = (int) count;
-	    }
-	}
+      ld.num_funcs = (size_t) (ld.desc->host.funcs_end - ld.desc->host.funcs);
+      ld.num_vars = (size_t) (ld.desc->host.vars_end - ld.desc->host.vars) / 2;
+      result = core_load (slot, dev, target_data, &ld, &args, table, &rev);
     }
+  if (rev_fn_table != NULL)
+    *rev_fn_table = rev;
   pthread_mutex_unlock (&slot->lock);
   return result;
 }
@@ -343,7 +363,7 @@ GOMP_OFFLOAD_load_image (int ord, unsigned version, const void *target_data,
 static bool
 core_image_unload (struct ok_device *dev, struct ok_loaded_image *img)
 {
-  bool ok = dev->backend->unload_image (dev, img->handle);
+  bool ok = dev->backend->image->close (dev, img->handle, true);
   OK_DEBUG ("device %d: unloaded image %p", dev->ord, img->target_data);
   free (img);
   return ok;

@@ -29,7 +29,7 @@ struct ok_plugin
   unsigned caps;		/* GOMP_OFFLOAD_get_caps.  */
   /* Device version GCC's own mkoffload puts in the version word for this
      device type (OK_GCC_DEV_VERSION_*); such images go to a backend's
-     load_gcc_image, or are refused with a hint.  */
+     image hooks' open_gcc, or are refused with a hint.  */
   unsigned gcc_dev_version;
   /* The same from GCC 13 when it changed (gcn: 3), else 0.  */
   unsigned gcc_dev_version_13;

@@ -299,15 +299,11 @@ const struct ok_backend ok_backend_cuda = {
      ours write.  */
   .requires_supported = (OK_GOMP_REQUIRES_UNIFIED_ADDRESS
 			 | OK_GOMP_REQUIRES_REVERSE_OFFLOAD),
-  /* cuda-indirect.c.  */
-  .maps_indirect = true,
   .probe = cuda_probe,
   .init_device = cuda_init_device,
   .fini_enter = cuda_fini_enter,
   .fini_device = cuda_fini_device,
-  .load_image = cuda_load_image,
-  .unload_image = cuda_unload_image,
-  .load_gcc_image = cuda_load_gcc_image,
+  .image = &cuda_image_ops,
   .raw_alloc = cuda_raw_alloc,
   .raw_free = cuda_raw_free,
   .pool_env = "OFFLOADKIT_CUDA_POOL_MAX",

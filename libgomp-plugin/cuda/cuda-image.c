@@ -12,7 +12,7 @@
    PTX here.
 
    Images built by GCC's own mkoffload have only PTX; they are JIT-linked
-   the same way (cuda_load_gcc_image).
+   the same way (cuda_open_gcc).
 
    A function's table entry is the address of our kernel record, which is
    what run receives back.
@@ -143,15 +143,15 @@ cuda_ptx_split (const struct cuda_device *dev, const struct ok_tgt_desc *t,
   return true;
 }
 
-/* The cubin of REQ's image best for DEV, or NULL.  */
+/* The cubin of LD's image best for DEV, or NULL.  */
 static const struct ok_tgt_desc *
 cuda_pick_cubin (const struct cuda_device *dev,
-		 const struct ok_image_req *req)
+		 const struct ok_image_load *ld)
 {
   const struct ok_tgt_desc *best = NULL;
   const struct ok_tgt_desc *t;
   for (unsigned i = 0;
-       (t = ok_desc_target (req->desc, req->device_type, i)) != NULL; i++)
+       (t = ok_desc_target (ld->desc, ld->device_type, i)) != NULL; i++)
     {
       if (t->image_format != OK_IMAGE_CUBIN)
 	continue;
@@ -169,14 +169,14 @@ cuda_pick_cubin (const struct cuda_device *dev,
    PTX".  */
 static void
 cuda_no_image_error (const struct cuda_device *dev,
-		     const struct ok_image_req *req, char *err, size_t errlen)
+		     const struct ok_image_load *ld, char *err, size_t errlen)
 {
   char archs[256] = "";
   size_t used = 0;
   unsigned ncubins = 0;
   const struct ok_tgt_desc *t;
   for (unsigned i = 0;
-       (t = ok_desc_target (req->desc, req->device_type, i)) != NULL; i++)
+       (t = ok_desc_target (ld->desc, ld->device_type, i)) != NULL; i++)
     if (t->image_format == OK_IMAGE_CUBIN && used < sizeof archs)
       {
 	used += (size_t) snprintf (archs + used, sizeof archs - used,
@@ -293,65 +293,47 @@ cuda_image_free (struct cuda_image *img)
   free (img);
 }
 
-/* Fill IMG's kernels and their table entries from N names, the first at
-   NAMES and each STRIDE bytes after the one before (an array of names, or
-   the name members of an array of structures).  */
+/* Fill kernel K of IMG, function I of its image, from its NAME.  */
 static bool
-cuda_resolve_kernels (struct cuda_device *dev, struct cuda_image *img,
-		      const char *const *names, size_t stride, size_t n,
-		      struct ok_addr_pair *table)
+cuda_kernel_init (struct cuda_device *dev, struct cuda_image *img,
+		  struct cuda_kernel *k, size_t i, const char *name)
 {
-  img->kernels = calloc (n ? n : 1, sizeof *img->kernels);
-  if (img->kernels == NULL)
+  if (name == NULL)
+    {
+      ok_dev_error (&dev->base, "cannot load offload image: function %zu"
+		    " has no name in the descriptor", i + 1);
+      return false;
+    }
+  k->name = strdup (name);
+  if (k->name == NULL)
     {
       ok_dev_error (&dev->base, "out of memory");
       return false;
     }
-  for (size_t i = 0; i < n; i++)
+  CUresult r = ok_cuda.cuModuleGetFunction (&k->fn, img->module, name);
+  const char *call = "cuModuleGetFunction";
+  if (r == CUDA_SUCCESS)
     {
-      struct cuda_kernel *k = &img->kernels[i];
-      const char *name
-	= *(const char *const *) ((const char *) names + i * stride);
-      if (name == NULL)
-	{
-	  ok_dev_error (&dev->base, "cannot load offload image: function %zu of %zu"
-			  " has no name in the descriptor", i + 1, n);
-	  return false;
-	}
-      img->num_kernels = i + 1;
-      k->name = strdup (name);
-      if (k->name == NULL)
-	{
-	  ok_dev_error (&dev->base, "out of memory");
-	  return false;
-	}
-      CUresult r = ok_cuda.cuModuleGetFunction (&k->fn, img->module, name);
-      const char *call = "cuModuleGetFunction";
-      if (r == CUDA_SUCCESS)
-	{
-	  call = "cuFuncGetAttribute";
-	  r = ok_cuda.cuFuncGetAttribute (&k->regs_per_thread,
-					  CU_FUNC_ATTRIBUTE_NUM_REGS, k->fn);
-	}
-      if (r == CUDA_SUCCESS)
-	r = ok_cuda.cuFuncGetAttribute (&k->max_threads_per_block,
-					CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
-					k->fn);
-      if (r != CUDA_SUCCESS)
-	{
-	  char what[256];
-	  snprintf (what, sizeof what, "cannot load offload image: kernel"
-		    " '%s'", name);
-	  ok_dev_call_error (&dev->base, what, call, r);
-	  return false;
-	}
-      OK_DEBUG ("%s: kernel '%s': %d registers per thread, %d threads per"
-		" block at most", dev->base.label, k->name, k->regs_per_thread,
-		k->max_threads_per_block);
-      k->image = img;
-      table[i].start = (uintptr_t) k;
-      table[i].end = table[i].start + 1;
+      call = "cuFuncGetAttribute";
+      r = ok_cuda.cuFuncGetAttribute (&k->regs_per_thread,
+				      CU_FUNC_ATTRIBUTE_NUM_REGS, k->fn);
     }
+  if (r == CUDA_SUCCESS)
+    r = ok_cuda.cuFuncGetAttribute (&k->max_threads_per_block,
+				    CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+				    k->fn);
+  if (r != CUDA_SUCCESS)
+    {
+      char what[256];
+      snprintf (what, sizeof what, "cannot load offload image: kernel"
+		" '%s'", name);
+      ok_dev_call_error (&dev->base, what, call, r);
+      return false;
+    }
+  OK_DEBUG ("%s: kernel '%s': %d registers per thread, %d threads per"
+	    " block at most", dev->base.label, k->name, k->regs_per_thread,
+	    k->max_threads_per_block);
+  k->image = img;
   return true;
 }
 
@@ -392,48 +374,19 @@ cuda_global (struct cuda_device *dev, CUmodule module, const char *name,
   return true;
 }
 
-/* The trailing table entry (TRAILING's variable, {0, 0} when absent), and
-   the clock tick omp_get_wtime divides by.  */
+/* Set the clock tick omp_get_wtime divides by in IMG's module.  */
 static bool
-cuda_image_extras (struct cuda_device *dev, CUmodule module,
-		   const struct ok_trailing_var *trailing,
-		   struct ok_addr_pair *entry)
+cuda_set_clocktick (struct cuda_device *dev, struct cuda_image *img)
 {
   CUdeviceptr p = 0;
   size_t bytes = 0;
-  CUresult r = ok_cuda.cuModuleGetGlobal (&p, &bytes, module,
-					  trailing->name);
-  if (r == CUDA_SUCCESS && bytes != trailing->size)
-    {
-      ok_dev_error (&dev->base, "cannot load offload image: variable '%s'"
-		    " has %zu bytes on the device, expected %zu (an image"
-		    " for another GCC version's libgomp?)", trailing->name,
-		    bytes, trailing->size);
-      return false;
-    }
-  else if (r == CUDA_SUCCESS)
-    {
-      entry->start = (uintptr_t) p;
-      entry->end = (uintptr_t) p + bytes;
-    }
-  else if (r == CUDA_ERROR_NOT_FOUND)
-    entry->start = entry->end = 0;
-  else
-    {
-      char what[160];
-      snprintf (what, sizeof what, "cannot load offload image: variable"
-		" '%s'", trailing->name);
-      ok_dev_call_error (&dev->base, what, "cuModuleGetGlobal", r);
-      return false;
-    }
-
-  r = ok_cuda.cuModuleGetGlobal (&p, &bytes, module, CUDA_CLOCKTICK_VAR);
+  CUresult r = ok_cuda.cuModuleGetGlobal (&p, &bytes, img->module,
+					  CUDA_CLOCKTICK_VAR);
   if (r == CUDA_SUCCESS && bytes == sizeof (double) && dev->clock_khz > 0)
     {
       double tick = 1e-3 / dev->clock_khz;
-      if (!cuda_host2dev (&dev->base, (void *) (uintptr_t) p, &tick,
-			  sizeof tick))
-	return false;
+      return cuda_host2dev (&dev->base, (void *) (uintptr_t) p, &tick,
+			    sizeof tick);
     }
   else if (r == CUDA_SUCCESS)
     OK_DEBUG ("%s: " CUDA_CLOCKTICK_VAR " has %zu bytes; not set",
@@ -442,62 +395,61 @@ cuda_image_extras (struct cuda_device *dev, CUmodule module,
     {
       /* omp_get_wtime on the device would answer 0.  */
       ok_dev_call_error (&dev->base, "cannot load offload image: variable '"
-		       CUDA_CLOCKTICK_VAR "'", "cuModuleGetGlobal", r);
+			 CUDA_CLOCKTICK_VAR "'", "cuModuleGetGlobal", r);
       return false;
     }
   return true;
 }
 
-/* Undo a partly done load.  */
-static void
-cuda_image_abandon (struct cuda_device *dev, struct cuda_image *img)
+/* A new image record for N functions, holding MODULE (unloaded on
+   failure), with the clock tick set; NULL after a report.  */
+static struct cuda_image *
+cuda_image_new (struct cuda_device *dev, CUmodule module, size_t n)
 {
-  cuda_indirect_unload (dev, img);
-  cuda_rev_unload (dev, img);
-  if (img->module != NULL)
-    ok_cuda.cuModuleUnload (img->module);
-  cuda_image_free (img);
+  struct cuda_image *img = calloc (1, sizeof *img);
+  struct cuda_kernel *kernels = calloc (n ? n : 1, sizeof *kernels);
+  if (img == NULL || kernels == NULL)
+    {
+      free (img);
+      free (kernels);
+      ok_cuda.cuModuleUnload (module);
+      ok_dev_error (&dev->base, "out of memory");
+      return NULL;
+    }
+  img->module = module;
+  img->kernels = kernels;
+  if (!cuda_set_clocktick (dev, img))
+    {
+      ok_cuda.cuModuleUnload (module);
+      cuda_image_free (img);
+      return NULL;
+    }
+  return img;
 }
 
-/* What the device code of a loaded module IMG may still need, last: the
-   map of its `declare target indirect' functions (HOST_IND_FNS, and
-   IND_EXPECT as cuda_indirect_load takes them), its reverse-offload
-   table for its NUM_FUNCS functions when WANT_REV (into *REV_FNS), and
-   its constructors.  */
 static bool
-cuda_image_device_code (struct cuda_device *dev, struct cuda_image *img,
-			const uint64_t *host_ind_fns, long ind_expect,
-			size_t num_funcs, bool want_rev, uint64_t **rev_fns)
-{
-  return (cuda_indirect_load (dev, img, host_ind_fns, ind_expect)
-	  && cuda_rev_load (dev, img, num_funcs, want_rev, rev_fns)
-	  && cuda_run_cdtors (dev, img->module, true));
-}
-
-bool
-cuda_load_image (struct ok_device *d, struct ok_image_req *req,
-		 void **handle)
+cuda_open (struct ok_device *d, struct ok_image_load *ld)
 {
   struct cuda_device *dev = cuda_dev (d);
   if (!cuda_enter (dev))
     return false;
 
   char err[512];
-  const struct ok_tgt_desc *tgt = cuda_pick_cubin (dev, req);
+  const struct ok_tgt_desc *tgt = cuda_pick_cubin (dev, ld);
   struct ok_gcc_ptx_obj *mods = NULL;
   unsigned nmods = 0;
   if (tgt != NULL)
     {
-      if (!ok_cubin_check (req->desc, tgt, req->num_funcs, req->num_vars,
+      if (!ok_cubin_check (ld->desc, tgt, ld->num_funcs, ld->num_vars,
 			   err, sizeof err))
 	{
 	  ok_dev_error (&dev->base, "cannot load offload image: %s", err);
 	  return false;
 	}
-      snprintf (req->what, sizeof req->what, "cubin sm_%u",
+      snprintf (ld->what, sizeof ld->what, "cubin sm_%u",
 		(unsigned) tgt->arch);
-      OK_DEBUG ("%s: loading the cubin for sm_%u (%zu bytes)", dev->base.label,
-		(unsigned) tgt->arch,
+      OK_DEBUG ("%s: loading the cubin for sm_%u (%zu bytes)",
+		dev->base.label, (unsigned) tgt->arch,
 		(size_t) (tgt->image_end - tgt->image_start));
     }
   else
@@ -506,7 +458,7 @@ cuda_load_image (struct ok_device *d, struct ok_image_req *req,
       const struct ok_tgt_desc *t;
       bool seen = false;
       for (unsigned i = 0; tgt == NULL
-	   && (t = ok_desc_target (req->desc, req->device_type, i)) != NULL;
+	   && (t = ok_desc_target (ld->desc, ld->device_type, i)) != NULL;
 	   i++)
 	if (t->image_format == OK_IMAGE_PTX)
 	  {
@@ -520,75 +472,47 @@ cuda_load_image (struct ok_device *d, struct ok_image_req *req,
       if (tgt == NULL)
 	{
 	  if (!seen)
-	    cuda_no_image_error (dev, req, err, sizeof err);
+	    cuda_no_image_error (dev, ld, err, sizeof err);
 	  ok_dev_error (&dev->base, "cannot load offload image: %s", err);
 	  return false;
 	}
-      snprintf (req->what, sizeof req->what, "PTX JIT-linked for sm_%d",
+      snprintf (ld->what, sizeof ld->what, "PTX JIT-linked for sm_%d",
 		dev->sm);
       OK_DEBUG ("%s: no cubin for sm_%d: JIT-linking %u PTX module%s",
 		dev->base.label, dev->sm, nmods, nmods == 1 ? "" : "s");
     }
 
-  struct cuda_image *img = calloc (1, sizeof *img);
-  if (img == NULL)
-    {
-      free (mods);
-      ok_dev_error (&dev->base, "out of memory");
-      return false;
-    }
-  bool ok;
+  CUmodule module = NULL;
   if (mods != NULL)
     {
-      ok = cuda_jit_link (dev, mods, nmods, &img->module);
+      bool ok = cuda_jit_link (dev, mods, nmods, &module);
       free (mods);
       if (!ok)
-	img->module = NULL;
+	return false;
     }
   else
     {
-      CUresult r = ok_cuda.cuModuleLoadData (&img->module, tgt->image_start);
-      ok = r == CUDA_SUCCESS;
-      if (!ok)
+      CUresult r = ok_cuda.cuModuleLoadData (&module, tgt->image_start);
+      if (r != CUDA_SUCCESS)
 	{
-	  img->module = NULL;
 	  char msg[96];
 	  snprintf (msg, sizeof msg, "cannot load the cubin for sm_%u",
 		    (unsigned) tgt->arch);
 	  ok_dev_call_error (&dev->base, msg, "cuModuleLoadData", r);
+	  return false;
 	}
     }
-  ok = ok && cuda_resolve_kernels (dev, img, tgt->func_names,
-				   sizeof *tgt->func_names, req->num_funcs,
-				   req->table);
-  /* The OpenACC dimensions of the image this device loads: those the
-     compiler fixed for its code (descriptor version 3).  */
-  const struct ok_oacc_dims *oacc = ok_desc_oacc_dims (req->desc, tgt);
-  for (size_t i = 0; ok && oacc != NULL && i < req->num_funcs; i++)
-    for (int j = 0; j < 3; j++)
-      img->kernels[i].oacc_dims[j] = oacc[i].dim[j];
-
-  for (size_t i = 0; ok && i < req->num_vars; i++)
-    {
-      struct ok_addr_pair *e = &req->table[req->num_funcs + i];
-      /* ok_desc_check has made sure every name is there.  */
-      const char *name = tgt->var_names[i];
-      /* The core checks the size (core_check_vars).  */
-      ok = cuda_global (dev, img->module, name, e);
-    }
-  ok = ok && cuda_image_extras (dev, img->module, &req->trailing,
-				&req->table[req->num_funcs + req->num_vars]);
+  struct cuda_image *img = cuda_image_new (dev, module, ld->num_funcs);
+  if (img == NULL)
+    return false;
+  img->tgt = tgt;
+  /* The OpenACC dimensions the compiler fixed for the code this device
+     loads (descriptor version 3).  */
+  img->oacc = ok_desc_oacc_dims (ld->desc, tgt);
   /* Our descriptor does not count the indirect functions: the device's
      table does.  */
-  ok = ok && cuda_image_device_code (dev, img, req->host_ind_fns, -1,
-				     req->num_funcs, req->want_rev_fns,
-				     &req->rev_fns);
-  if (!ok)
-    {
-      cuda_image_abandon (dev, img);
-      return false;
-    }
-  *handle = img;
+  img->ind_expect = -1;
+  ld->image = img;
   return true;
 }
 
@@ -651,12 +575,11 @@ cuda_gcc_check (const struct cuda_device *dev,
   return true;
 }
 
-bool
-cuda_load_gcc_image (struct ok_device *d, struct ok_gcc_image_req *req,
-		     void **handle)
+static bool
+cuda_open_gcc (struct ok_device *d, struct ok_image_load *ld)
 {
   struct cuda_device *dev = cuda_dev (d);
-  const struct ok_gcc_nvptx_data *data = req->target_data;
+  const struct ok_gcc_nvptx_data *data = ld->gcc_data;
   char err[512];
   if (!cuda_gcc_check (dev, data, err, sizeof err))
     {
@@ -666,57 +589,101 @@ cuda_load_gcc_image (struct ok_device *d, struct ok_gcc_image_req *req,
     }
   if (!cuda_enter (dev))
     return false;
-
-  size_t count = (size_t) data->fn_num + data->var_num + 1;
-  struct ok_addr_pair *tab = GOMP_PLUGIN_malloc_cleared (count * sizeof *tab);
-  struct cuda_image *img = calloc (1, sizeof *img);
-  if (img == NULL)
-    {
-      ok_dev_error (d, "out of memory");
-      free (tab);
-      return false;
-    }
   OK_DEBUG ("%s: GCC-format image: JIT-linking %u PTX module%s",
 	    d->label, data->ptx_num, data->ptx_num == 1 ? "" : "s");
-
   /* cuda_gcc_check has checked the modules and names in place.  */
-  bool ok = cuda_jit_link (dev, data->ptx_objs, data->ptx_num, &img->module);
-  if (!ok)
-    img->module = NULL;
-  ok = ok && cuda_resolve_kernels (dev, img,
-				   data->fn_num ? &data->fn_descs[0].fn : NULL,
-				   sizeof *data->fn_descs, data->fn_num, tab);
-  for (unsigned i = 0; ok && i < data->fn_num; i++)
-    for (int j = 0; j < 3; j++)
-      img->kernels[i].oacc_dims[j] = data->fn_descs[i].dim[j];
-  for (unsigned i = 0; ok && i < data->var_num; i++)
-    ok = cuda_global (dev, img->module, data->var_names[i],
-		      &tab[data->fn_num + i]);
-  ok = ok && cuda_image_extras (dev, img->module, &req->trailing,
-				&tab[count - 1]);
+  CUmodule module = NULL;
+  if (!cuda_jit_link (dev, data->ptx_objs, data->ptx_num, &module))
+    return false;
+  struct cuda_image *img = cuda_image_new (dev, module, data->fn_num);
+  if (img == NULL)
+    return false;
+  img->gcc = data;
   /* IND_FN_NUM is there from library version 3 (GCC 14).  */
-  long ind = OK_GOMP_VERSION_LIB (req->version) >= 3 ? data->ind_fn_num : 0;
-  ok = ok && cuda_image_device_code (dev, img, req->host_ind_fns, ind,
-				     data->fn_num, req->want_rev_fns,
-				     &req->rev_fns);
-  if (!ok)
-    {
-      cuda_image_abandon (dev, img);
-      free (tab);
-      return false;
-    }
-  *handle = img;
-  req->table = tab;
-  req->count = count;
-  req->num_funcs = data->fn_num;
-  req->num_vars = data->var_num;
-  snprintf (req->what, sizeof req->what, "GCC PTX JIT-linked for sm_%d",
+  img->ind_expect = (OK_GOMP_VERSION_LIB (ld->gcc_version) >= 3
+		     ? data->ind_fn_num : 0);
+  ld->image = img;
+  ld->num_funcs = data->fn_num;
+  ld->num_vars = data->var_num;
+  snprintf (ld->what, sizeof ld->what, "GCC PTX JIT-linked for sm_%d",
 	    dev->sm);
   return true;
 }
 
-bool
-cuda_unload_image (struct ok_device *d, void *handle)
+/* The table entry of function I: the address of our kernel record.  */
+static bool
+cuda_function (struct ok_device *d, struct ok_image_load *ld, size_t i,
+	       struct ok_addr_pair *entry)
+{
+  struct cuda_device *dev = cuda_dev (d);
+  struct cuda_image *img = ld->image;
+  struct cuda_kernel *k = &img->kernels[i];
+  img->num_kernels = i + 1;
+  const char *name = (img->gcc != NULL ? img->gcc->fn_descs[i].fn
+		      : img->tgt->func_names[i]);
+  if (!cuda_kernel_init (dev, img, k, i, name))
+    return false;
+  for (int j = 0; j < 3; j++)
+    k->oacc_dims[j] = (img->gcc != NULL ? img->gcc->fn_descs[i].dim[j]
+		       : img->oacc != NULL ? img->oacc[i].dim[j] : 0);
+  entry->start = (uintptr_t) k;
+  entry->end = entry->start + 1;
+  return true;
+}
+
+static bool
+cuda_variable (struct ok_device *d, struct ok_image_load *ld, size_t i,
+	       struct ok_addr_pair *entry)
+{
+  const struct cuda_image *img = ld->image;
+  /* ok_desc_check and cuda_gcc_check have made sure every name is
+     there.  */
+  const char *name = (img->gcc != NULL ? img->gcc->var_names[i]
+		      : img->tgt->var_names[i]);
+  return cuda_global (cuda_dev (d), img->module, name, entry);
+}
+
+static bool
+cuda_trailing (struct ok_device *d, struct ok_image_load *ld,
+	       const struct ok_trailing_var *var, struct ok_addr_pair *entry)
+{
+  const struct cuda_image *img = ld->image;
+  CUdeviceptr p = 0;
+  size_t bytes = 0;
+  bool found;
+  if (!cuda_module_global (cuda_dev (d), img->module, var->name, &p, &bytes,
+			   &found))
+    return false;
+  entry->start = found ? (uintptr_t) p : 0;
+  entry->end = found ? (uintptr_t) p + bytes : 0;
+  return true;
+}
+
+static bool
+cuda_map_indirect (struct ok_device *d, struct ok_image_load *ld,
+		   const uint64_t *host_ind_fns)
+{
+  struct cuda_image *img = ld->image;
+  return cuda_indirect_load (cuda_dev (d), img, host_ind_fns,
+			     img->ind_expect);
+}
+
+static bool
+cuda_rev_table (struct ok_device *d, struct ok_image_load *ld,
+		uint64_t **rev_fns)
+{
+  return cuda_rev_load (cuda_dev (d), ld->image, ld->num_funcs, rev_fns);
+}
+
+static bool
+cuda_run_ctors (struct ok_device *d, struct ok_image_load *ld)
+{
+  const struct cuda_image *img = ld->image;
+  return cuda_run_cdtors (cuda_dev (d), img->module, true);
+}
+
+static bool
+cuda_close (struct ok_device *d, void *handle, bool dtors)
 {
   struct cuda_device *dev = cuda_dev (d);
   struct cuda_image *img = handle;
@@ -726,7 +693,8 @@ cuda_unload_image (struct ok_device *d, void *handle)
     return false;
   /* The destructors may still use the indirect map; a broken device runs
      nothing.  */
-  bool ok = ok_dev_broken (d) || cuda_run_cdtors (dev, img->module, false);
+  bool ok = (!dtors || ok_dev_broken (d)
+	     || cuda_run_cdtors (dev, img->module, false));
   ok &= cuda_indirect_unload (dev, img);
   ok &= cuda_rev_unload (dev, img);
   CUresult r = ok_cuda.cuModuleUnload (img->module);
@@ -734,3 +702,15 @@ cuda_unload_image (struct ok_device *d, void *handle)
   return ok_dev_teardown_ok (d, r, "unload an offload image",
 			     "cuModuleUnload") && ok;
 }
+
+const struct ok_image_ops cuda_image_ops = {
+  .open = cuda_open,
+  .open_gcc = cuda_open_gcc,
+  .function = cuda_function,
+  .variable = cuda_variable,
+  .trailing = cuda_trailing,
+  .map_indirect = cuda_map_indirect,
+  .rev_table = cuda_rev_table,
+  .run_ctors = cuda_run_ctors,
+  .close = cuda_close,
+};

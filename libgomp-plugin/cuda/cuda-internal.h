@@ -30,6 +30,8 @@
 #include "plugin-core.h"
 #include "scratch.h"
 
+struct ok_gcc_nvptx_data;
+
 /* ---- cuda-lib.c ---- */
 
 /* The driver's entry points; valid once ok_cuda_load has succeeded.  */
@@ -163,7 +165,16 @@ struct cuda_rev_block;
 struct cuda_image
 {
   CUmodule module;
-  size_t num_kernels;
+  /* Where its names come from: the target of offloadkit's descriptor it
+     was loaded from (with the OpenACC dimensions the compiler fixed, or
+     NULL), or GCC's target data.  */
+  const struct ok_tgt_desc *tgt;
+  const struct ok_oacc_dims *oacc;
+  const struct ok_gcc_nvptx_data *gcc;
+  /* How many `declare target indirect' functions its descriptor says it
+     has, -1 when it does not say (cuda_indirect_load).  */
+  long ind_expect;
+  size_t num_kernels;		/* Those filled in (names to free).  */
   struct cuda_kernel *kernels;
   /* Device memory holding the map of the image's `declare target
      indirect' functions (cuda-indirect.c), or 0.  */
@@ -173,11 +184,8 @@ struct cuda_image
   struct cuda_rev_block *rev;
 };
 
-bool cuda_load_image (struct ok_device *dev, struct ok_image_req *req,
-		      void **image);
-bool cuda_load_gcc_image (struct ok_device *dev, struct ok_gcc_image_req *req,
-			  void **image);
-bool cuda_unload_image (struct ok_device *dev, void *image);
+/* The image hooks (cuda-image.c).  */
+extern const struct ok_image_ops cuda_image_ops;
 
 /* ---- cuda-indirect.c ---- */
 
@@ -193,13 +201,13 @@ bool cuda_indirect_unload (struct cuda_device *dev, struct cuda_image *img);
 
 /* ---- cuda-revoff.c ---- */
 
-/* When WANT (libgomp 13+ asks for a program that requires reverse
-   offload), read IMG's table of reverse-offload functions (NUM_FUNCS of
+/* For a program that requires reverse offload (libgomp 13+ asks), read
+   IMG's table of reverse-offload functions (NUM_FUNCS of
    them, in host-table order) into *REV_FNS (GOMP_PLUGIN_malloc'd; NULL
    when no function can be asked for), and give its device code a request
    block.  Called with DEV's context current.  */
 bool cuda_rev_load (struct cuda_device *dev, struct cuda_image *img,
-		    size_t num_funcs, bool want, uint64_t **rev_fns);
+		    size_t num_funcs, uint64_t **rev_fns);
 /* Free IMG's request block, if any.  */
 bool cuda_rev_unload (struct cuda_device *dev, struct cuda_image *img);
 /* Wait until the kernel on STREAM, of IMG (which has a request block), has

@@ -142,10 +142,10 @@ cuda_rev_block_new (struct cuda_device *dev, struct cuda_image *img,
 
 bool
 cuda_rev_load (struct cuda_device *dev, struct cuda_image *img,
-	       size_t num_funcs, bool want, uint64_t **rev_fns)
+	       size_t num_funcs, uint64_t **rev_fns)
 {
   *rev_fns = NULL;
-  if (!want || num_funcs == 0)
+  if (num_funcs == 0)
     return true;
   CUdeviceptr tab = 0, var = 0;
   size_t tab_bytes = 0, var_bytes = 0;

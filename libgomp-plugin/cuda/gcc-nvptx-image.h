@@ -3,7 +3,7 @@
    declaration of its layout.  From GCC 13 mkoffload puts the "requires"
    mask in front, which libgomp strips before the plugin sees the data;
    from GCC 14 (library version 3) IND_FN_NUM follows.  Programs linked without offloadkit's mkoffload register
-   this, and the CUDA backend can load it (load_gcc_image): it has the PTX
+   this, and the CUDA backend can load it (open_gcc): it has the PTX
    to JIT-link, the kernel names and the variable names, in host-table
    order, but no copy of the host table and so no variable sizes.  */
 

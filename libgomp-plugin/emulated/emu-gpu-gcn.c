@@ -33,11 +33,11 @@ emu_gpu_acc_launched (const char *name)
 }
 
 bool
-emu_gpu_check_images (struct emu_device *dev, const struct ok_image_req *req,
+emu_gpu_check_images (struct emu_device *dev, const struct ok_image_load *ld,
 		      char *what, size_t len)
 {
   (void) dev;
-  (void) req;
+  (void) ld;
   if (len > 0)
     what[0] = '\0';
   return true;

@@ -88,7 +88,7 @@ emu_gpu_region_exited (struct emu_device *dev, const char *kernel,
 }
 
 bool
-emu_gpu_check_images (struct emu_device *dev, const struct ok_image_req *req,
+emu_gpu_check_images (struct emu_device *dev, const struct ok_image_load *ld,
 		      char *what, size_t len)
 {
   size_t used = 0;
@@ -96,12 +96,12 @@ emu_gpu_check_images (struct emu_device *dev, const struct ok_image_req *req,
   if (len > 0)
     what[0] = '\0';
   for (unsigned i = 0;
-       (t = ok_desc_target (req->desc, req->device_type, i)) != NULL; i++)
+       (t = ok_desc_target (ld->desc, ld->device_type, i)) != NULL; i++)
     {
       if (t->image_format != OK_IMAGE_CUBIN)
 	continue;
       char err[512];
-      if (!ok_cubin_check (req->desc, t, req->num_funcs, req->num_vars, err,
+      if (!ok_cubin_check (ld->desc, t, ld->num_funcs, ld->num_vars, err,
 			   sizeof err))
 	{
 	  ok_dev_error (&dev->base, "cannot load offload image: %s", err);

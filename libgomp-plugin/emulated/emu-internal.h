@@ -288,7 +288,12 @@ struct emu_image
 {
   size_t num_vars;
   struct emu_var *vars;
+  /* While loading: the wrapper's snapshot of the initial values of the
+     variables not loaded yet, or NULL (the host's bytes then).  */
+  const unsigned char *init;
   char *device_num;
+  /* The fault handler watches DEVICE_NUM_SLOT for this image.  */
+  bool watching;
   /* The wrapper's: the calling thread's "current device" slot that its
      omp_get_device_num / omp_is_initial_device interposers read; NULL in
      descriptors without one.  */
@@ -324,9 +329,8 @@ emu_image_of (const struct ok_loaded_image *l)
   return l->handle;
 }
 
-bool emu_load_image (struct ok_device *dev, struct ok_image_req *req,
-		     void **handle);
-bool emu_unload_image (struct ok_device *dev, void *handle);
+/* The image hooks (emu-image.c).  */
+extern const struct ok_image_ops emu_image_ops;
 
 /* The name of OpenACC kernel FN of DEV, as emu_fn_name gives it, and the
    launch dimensions its device compiler fixed in FIXED (0 where it left
@@ -388,7 +392,7 @@ _Noreturn void emu_gpu_fault_end (struct emu_device *dev,
 				  const struct emu_job *job,
 				  bool in_handler);
 
-/* Check REQ's device images as the modelled GPU's plugin would before
+/* Check LD's device images as the modelled GPU's plugin would before
    loading one: the nvidia device checks every cubin of the image as the
    CUDA backend checks the one it loads (ok_cubin_check), so that the
    cubins of a program run here are checked though none runs; the radeon
@@ -396,7 +400,7 @@ _Noreturn void emu_gpu_fault_end (struct emu_device *dev,
    the image refused.  Writes into WHAT (LEN bytes) what it checked, for
    the trace: "; cubins checked: sm_80, sm_90", or nothing.  */
 bool emu_gpu_check_images (struct emu_device *dev,
-			   const struct ok_image_req *req, char *what,
+			   const struct ok_image_load *ld, char *what,
 			   size_t len);
 
 /* ---- emu-fault.c ---- */
@@ -591,12 +595,12 @@ bool emu_got_write (void **slot, bool relro, void *value);
    GOMP_target_ext in every loaded object with offloadkit images to be
    found and writable, and libgomp 13 or newer.  */
 unsigned emu_requires_unmet (unsigned features);
-/* At load_image: when libgomp asks for the reverse-offload table (the
-   program requires reverse offload), give it for IMG and redirect the
-   GOT slots of the object holding IMG's functions.  False after an
-   error.  */
+/* At load, when libgomp asks for the reverse-offload table (the program
+   requires reverse offload): give it for IMG, LD's image, in *REV_FNS and
+   redirect the GOT slots of the object holding IMG's functions.  False
+   after an error.  */
 bool emu_rev_load (struct emu_device *dev, struct emu_image *img,
-		   struct ok_image_req *req);
+		   const struct ok_image_load *ld, uint64_t **rev_fns);
 /* At unload: let go of IMG's slot records.  */
 void emu_rev_unload (struct emu_image *img);
 /* Before a region runs: put back a redirection that a lazy binding in

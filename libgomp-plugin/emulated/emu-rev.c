@@ -204,11 +204,11 @@ emu_requires_unmet (unsigned features)
 
 bool
 emu_rev_load (struct emu_device *dev, struct emu_image *img,
-	      struct ok_image_req *req)
+	      const struct ok_image_load *ld, uint64_t **rev_fns)
 {
-  if (!req->want_rev_fns || !emu_rev_claimed || req->num_funcs == 0)
+  if (!emu_rev_claimed || ld->num_funcs == 0)
     return true;
-  const struct ok_host_table *host = &req->desc->host;
+  const struct ok_host_table *host = &ld->desc->host;
   pthread_once (&emu_chain_once, emu_chain_resolve);
   struct emu_got_object q;
   emu_got_object ((uintptr_t) host->funcs[0], EMU_TARGET_EXT, &q);
@@ -243,9 +243,10 @@ emu_rev_load (struct emu_device *dev, struct emu_image *img,
 	    q.name, q.slots.n, q.slots.n == 1 ? "" : "s");
   /* Each function is its own device address: the interceptor hands
      libgomp the function the program called.  */
-  req->rev_fns = GOMP_PLUGIN_malloc (req->num_funcs * sizeof (uint64_t));
-  for (size_t i = 0; i < req->num_funcs; i++)
-    req->rev_fns[i] = (uintptr_t) host->funcs[i];
+  uint64_t *fns = GOMP_PLUGIN_malloc (ld->num_funcs * sizeof *fns);
+  for (size_t i = 0; i < ld->num_funcs; i++)
+    fns[i] = (uintptr_t) host->funcs[i];
+  *rev_fns = fns;
   img->rev = true;
   return true;
 }

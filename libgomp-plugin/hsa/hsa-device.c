@@ -231,13 +231,10 @@ const struct ok_backend ok_backend_hsa = {
   /* GCC 13+'s device code posts `target device (ancestor: 1)' regions in
      its output buffer (hsa-launch.c); GCC 12's needs none of it.  */
   .requires_supported = OK_GOMP_REQUIRES_REVERSE_OFFLOAD,
-  .maps_indirect = true,
   .probe = gcn_probe,
   .init_device = gcn_init_device,
   .fini_device = gcn_fini_device,
-  .load_image = gcn_load_image,
-  .unload_image = gcn_unload_image,
-  .load_gcc_image = gcn_load_gcc_image,
+  .image = &gcn_image_ops,
   .raw_alloc = gcn_raw_alloc,
   .raw_free = gcn_raw_free,
   .pool_env = "OFFLOADKIT_GCN_POOL_MAX",

@@ -33,6 +33,8 @@ gcn_image_free (struct gcn_device *dev, struct gcn_image *img)
   for (size_t i = 0; i < img->num_kernels; i++)
     free (img->kernels[i].name);
   free (img->kernels);
+  free (img->vars);
+  free (img->gcc_fns);
   free (img);
 }
 
@@ -320,45 +322,6 @@ gcn_exec_load (struct gcn_device *dev, const unsigned char *image,
   return NULL;
 }
 
-/* Run the image's constructors when it has any, and remember its
-   destructors.  */
-static bool
-gcn_image_ctors (struct gcn_device *dev, struct gcn_image *img,
-		 struct gcn_kernel *init, struct gcn_kernel *fini)
-{
-  if (init != NULL && !gcn_run_ctor (dev, init))
-    return false;
-  img->fini = fini;
-  return true;
-}
-
-/* The trailing entry: TRAILING's variable ({0, 0} when the image has
-   none); false (reported) when the runtime cannot say where it is, or it
-   has another size than the loading libgomp expects.  */
-static bool
-gcn_trailing (struct gcn_device *dev, struct gcn_image *img,
-	      const struct ok_trailing_var *trailing, struct ok_addr_pair *pair)
-{
-  uint64_t addr = 0;
-  uint32_t size = 0;
-  int found = gcn_variable (dev, img, trailing->name, &addr, &size);
-  pair->start = pair->end = 0;
-  if (found > 0 && size != trailing->size)
-    {
-      ok_dev_error (&dev->base, "cannot load offload image: variable '%s'"
-		    " has %u bytes on the device, expected %zu (an image"
-		    " for another GCC version's libgomp?)", trailing->name,
-		    (unsigned) size, trailing->size);
-      return false;
-    }
-  if (found > 0)
-    {
-      pair->start = (uintptr_t) addr;
-      pair->end = (uintptr_t) (addr + size);
-    }
-  return found >= 0;
-}
-
 /* "gfx906" for architecture ARCH in BUF, "gfx%x" for one we do not
    know.  */
 static const char *
@@ -406,13 +369,13 @@ gcn_march_advice (const struct gcn_device *dev, char *buf, size_t len)
    one for the generic target that covers it (GCC 15+'s gfx9-generic
    runs on gfx900 to gfx90c but gfx908 and gfx90a, for instance).  */
 static const struct ok_tgt_desc *
-gcn_choose (struct gcn_device *dev, const struct ok_image_req *req)
+gcn_choose (struct gcn_device *dev, const struct ok_image_load *ld)
 {
   char archs[200] = "";
   size_t used = 0;
   const struct ok_tgt_desc *t, *generic = NULL;
   uint32_t generic_arch = ok_gcn_generic_arch (dev->arch);
-  for (unsigned i = 0; (t = ok_desc_target (req->desc, req->device_type, i));
+  for (unsigned i = 0; (t = ok_desc_target (ld->desc, ld->device_type, i));
        i++)
     {
       if (t->image_format == OK_IMAGE_GCN && t->arch == dev->arch)
@@ -444,11 +407,30 @@ gcn_choose (struct gcn_device *dev, const struct ok_image_req *req)
   return NULL;
 }
 
-bool
-gcn_load_image (struct ok_device *d, struct ok_image_req *req, void **image)
+/* The rest of opening IMG, loaded from code object IMAGE of SIZE bytes
+   with NVARS variables (WHAT names the image in messages): read its
+   variable table and count its indirect functions; set LD's handle.  */
+static bool
+gcn_open_tables (struct gcn_device *dev, struct gcn_image *img,
+		 struct ok_image_load *ld, const unsigned char *image,
+		 size_t size, size_t nvars, const char *what)
+{
+  if (nvars > 0
+      && (img->vars = gcn_var_table (dev, img, nvars, what)) == NULL)
+    {
+      gcn_image_free (dev, img);
+      return false;
+    }
+  img->ind_in_table = gcn_ind_count (image, size);
+  ld->image = img;
+  return true;
+}
+
+static bool
+gcn_open (struct ok_device *d, struct ok_image_load *ld)
 {
   struct gcn_device *dev = gcn_dev (d);
-  const struct ok_tgt_desc *tgt = gcn_choose (dev, req);
+  const struct ok_tgt_desc *tgt = gcn_choose (dev, ld);
   if (tgt == NULL)
     return false;
   size_t image_size = (size_t) (tgt->image_end - tgt->image_start);
@@ -457,115 +439,39 @@ gcn_load_image (struct ok_device *d, struct ok_image_req *req, void **image)
     return false;
   /* Our mkoffload says which GCC's device runtime the image has.  */
   img->abi = (tgt->flags & OK_TGT_GCN_KERNARGS_V3) ? 3 : 2;
-
-  img->kernels = calloc (req->num_funcs + 2, sizeof *img->kernels);
+  img->tgt = tgt;
+  /* OpenACC's static launch dimensions, as our mkoffload recorded them
+     (descriptor version 3).  */
+  img->oacc = ok_desc_oacc_dims (ld->desc, tgt);
+  /* With two spare slots for the constructors and destructors.  */
+  img->kernels = calloc (ld->num_funcs + 2, sizeof *img->kernels);
   if (img->kernels == NULL)
     {
       ok_dev_error (&dev->base, "out of memory loading an image");
-      goto fail;
+      gcn_image_free (dev, img);
+      return false;
     }
-  /* OpenACC's static launch dimensions, as our mkoffload recorded them
-     (descriptor version 3).  */
-  const struct ok_oacc_dims *oacc = ok_desc_oacc_dims (req->desc, tgt);
-  for (size_t i = 0; i < req->num_funcs; i++)
-    {
-      img->num_kernels = i + 1;
-      uint32_t vgprs = tgt->kernel_info ? tgt->kernel_info[i].vgprs : 0;
-      bool device_fn = tgt->kernel_info != NULL
-		       && (tgt->kernel_info[i].flags & OK_KINFO_DEVICE_FN);
-      /* ok_desc_check refused images with a missing or empty name.  */
-      if (device_fn
-	  ? !gcn_device_fn_init (dev, img, &img->kernels[i],
-				 tgt->func_names[i])
-	  : gcn_kernel_init (dev, img, &img->kernels[i], tgt->func_names[i],
-			     vgprs, true) <= 0)
-	goto fail;
-      if (oacc != NULL)
-	for (int d = 0; d < 3; d++)
-	  img->kernels[i].oacc_dims[d] = oacc[i].dim[d];
-      req->table[i].start = (uintptr_t) &img->kernels[i];
-      req->table[i].end = req->table[i].start + 1;
-    }
-
-  struct gcc_gcn_var *vars = NULL;
-  if (req->num_vars > 0
-      && (vars = gcn_var_table (dev, img, req->num_vars,
-				"cannot load offload image")) == NULL)
-    goto fail;
-  for (size_t i = 0; i < req->num_vars; i++)
-    {
-      /* The names are only for messages: the table gives the rest.  */
-      const char *name = tgt->var_names[i];
-      struct ok_host_var hv = ok_host_var (req, i);
-      uint64_t dsize = vars[i].size;
-      bool dlink = (dsize & OK_GOMP_LINK_BIT) != 0;
-      dsize &= ~(uint64_t) OK_GOMP_LINK_BIT;
-      /* The device's table of its variables must say what the host's
-	 does of the kind of each, and of a link variable's host object;
-	 the core checks the sizes of the device copies after
-	 (core_check_vars).  */
-      if (hv.link != dlink || vars[i].addr == 0
-	  || (hv.link && dsize != hv.size))
-	{
-	  ok_dev_error (&dev->base, "variable %zu ('%s') is %llu bytes%s at %#llx on"
-			 " the device and %zu%s on the host", i, name,
-			 (unsigned long long) dsize, dlink ? " (link)" : "",
-			 (unsigned long long) vars[i].addr, hv.size,
-			 hv.link ? " (link)" : "");
-	  free (vars);
-	  goto fail;
-	}
-      gcn_var_pair (&vars[i], &req->table[req->num_funcs + i]);
-    }
-  free (vars);
-  if (!gcn_trailing (dev, img, &req->trailing,
-		     &req->table[req->num_funcs + req->num_vars]))
-    goto fail;
+  if (!gcn_open_tables (dev, img, ld, tgt->image_start, image_size,
+			ld->num_vars, "cannot load offload image"))
+    return false;
   /* Our descriptor has no count of the indirect functions: the device's
      table has as many entries as the host's.  */
-  size_t ind_count = gcn_ind_count (tgt->image_start, image_size);
-  if (!gcn_map_indirect (dev, img, req->host_ind_fns, ind_count, ind_count)
-      || (req->want_rev_fns
-	  && !gcn_rev_fns (dev, img, req->num_funcs, &req->rev_fns)))
-    goto fail;
-
-  /* Constructors and destructors of the device code (C++ globals), when
-     the image has them: in the two spare kernel slots.  */
-  img->num_kernels = req->num_funcs + 2;
-  struct gcn_kernel *init = &img->kernels[req->num_funcs];
-  struct gcn_kernel *fini = init + 1;
-  int has_init = gcn_kernel_init (dev, img, init, "_init_array", 0, false);
-  int has_fini = gcn_kernel_init (dev, img, fini, "_fini_array", 0, false);
-  if (has_init < 0 || has_fini < 0)
-    goto fail;
-  if (has_init == 0)
-    init = NULL;
-  if (has_fini == 0)
-    fini = NULL;
-  if (!gcn_image_ctors (dev, img, init, fini))
-    goto fail;
-
-  *image = img;
-  snprintf (req->what, sizeof req->what, "code object %s", dev->gfx);
+  img->ind_count = img->ind_in_table;
+  snprintf (ld->what, sizeof ld->what, "code object %s", dev->gfx);
   return true;
-
- fail:
-  gcn_image_free (dev, img);
-  return false;
 }
 
-/* REQ's target data in the layout of GCC 14+ (the count of indirect
+/* LD's target data in the layout of GCC 14+ (the count of indirect
    functions 0 in older ones), copied to *BUF.  The core routes device
    versions 2 and 3 only here.  */
 static const struct gcc_gcn_image_ind *
-gcn_gcc_desc (const struct ok_gcc_image_req *req,
-	      struct gcc_gcn_image_ind *buf)
+gcn_gcc_desc (const struct ok_image_load *ld, struct gcc_gcn_image_ind *buf)
 {
-  if (OK_GOMP_VERSION_LIB (req->version) >= GCC_GCN_LIB_IND_FUNCS)
-    memcpy (buf, req->target_data, sizeof *buf);
+  if (OK_GOMP_VERSION_LIB (ld->gcc_version) >= GCC_GCN_LIB_IND_FUNCS)
+    memcpy (buf, ld->gcc_data, sizeof *buf);
   else
     {
-      const struct gcc_gcn_image *old = req->target_data;
+      const struct gcc_gcn_image *old = ld->gcc_data;
       struct gcc_gcn_image_ind copy = {
 	.code = old->code, .kernel_count = old->kernel_count,
 	.kernels = old->kernels, .ind_func_count = 0,
@@ -576,19 +482,18 @@ gcn_gcc_desc (const struct ok_gcc_image_req *req,
   return buf;
 }
 
-bool
-gcn_load_gcc_image (struct ok_device *d, struct ok_gcc_image_req *req,
-		    void **image)
+static bool
+gcn_open_gcc (struct ok_device *d, struct ok_image_load *ld)
 {
   struct gcn_device *dev = gcn_dev (d);
-  const void *target_data = req->target_data;
+  const void *target_data = ld->gcc_data;
   struct gcc_gcn_image_ind desc_buf;
-  const struct gcc_gcn_image_ind *desc = gcn_gcc_desc (req, &desc_buf);
+  const struct gcc_gcn_image_ind *desc = gcn_gcc_desc (ld, &desc_buf);
   if (desc->code == NULL || desc->code->image == NULL
       || desc->code->size == 0 || desc->code->size > ((size_t) 1 << 32))
     {
-      ok_dev_error (&dev->base, "GCC-format offload image %p has no code object",
-		     target_data);
+      ok_dev_error (&dev->base, "GCC-format offload image %p has no code"
+		    " object", target_data);
       return false;
     }
   if (desc->kernel_count > 100000 || desc->global_variable_count > 1000000
@@ -596,7 +501,7 @@ gcn_load_gcc_image (struct ok_device *d, struct ok_gcc_image_req *req,
       || (desc->kernel_count > 0 && desc->kernels == NULL))
     {
       ok_dev_error (&dev->base, "GCC-format offload image %p is corrupt (%u"
-		     " kernels, %u variables, %u indirect functions)",
+		    " kernels, %u variables, %u indirect functions)",
 		    target_data, desc->kernel_count,
 		    desc->global_variable_count, desc->ind_func_count);
       return false;
@@ -605,8 +510,8 @@ gcn_load_gcc_image (struct ok_device *d, struct ok_gcc_image_req *req,
     if (desc->kernels[i].name == NULL
 	|| strnlen (desc->kernels[i].name, NAME_MAX_LEN) == NAME_MAX_LEN)
       {
-	ok_dev_error (&dev->base, "GCC-format offload image %p: kernel %u has no"
-		       " name", target_data, i);
+	ok_dev_error (&dev->base, "GCC-format offload image %p: kernel %u has"
+		      " no name", target_data, i);
 	return false;
       }
 
@@ -615,90 +520,199 @@ gcn_load_gcc_image (struct ok_device *d, struct ok_gcc_image_req *req,
   if (img == NULL)
     return false;
   /* Device version 3: GCC 13+'s device runtime and kernel arguments.  */
-  img->abi = OK_GOMP_VERSION_DEV (req->version) == OK_GCC_DEV_VERSION_GCN
+  img->abi = OK_GOMP_VERSION_DEV (ld->gcc_version) == OK_GCC_DEV_VERSION_GCN
 	     ? 2 : 3;
-  struct ok_addr_pair *pairs = NULL;
-  img->kernels = calloc (desc->kernel_count ? desc->kernel_count : 1,
+  /* The table's functions are the kernels but the constructors' and
+     destructors', which GCC's mkoffload lists among them.  */
+  img->gcc_fns = calloc (desc->kernel_count ? desc->kernel_count : 1,
+			 sizeof *img->gcc_fns);
+  img->kernels = calloc ((size_t) desc->kernel_count + 2,
 			 sizeof *img->kernels);
-  if (img->kernels == NULL)
+  if (img->gcc_fns == NULL || img->kernels == NULL)
     {
       ok_dev_error (&dev->base, "out of memory loading an image");
-      goto fail;
+      gcn_image_free (dev, img);
+      return false;
     }
-  unsigned nfuncs = desc->kernel_count, nvars = desc->global_variable_count;
-  pairs = GOMP_PLUGIN_malloc_cleared (((size_t) nfuncs + nvars + 1)
-				      * sizeof *pairs);
-  struct gcn_kernel *init = NULL, *fini = NULL;
-  struct ok_addr_pair *pair = pairs;
+  size_t nfuncs = 0;
   for (unsigned i = 0; i < desc->kernel_count; i++)
     {
       const struct gcc_gcn_kernel *kd = &desc->kernels[i];
-      struct gcn_kernel *k = &img->kernels[i];
-      img->num_kernels = i + 1;
-      if (gcn_gcc_function_init (dev, img, k, kd) < 0)
-	goto fail;
-      for (int d = 0; d < 3; d++)
-	k->oacc_dims[d] = kd->oacc_dims[d] > 0 ? (uint32_t) kd->oacc_dims[d] : 0;
       if (strcmp (kd->name, "_init_array") == 0)
-	init = k, nfuncs--;
+	img->gcc_init = kd;
       else if (strcmp (kd->name, "_fini_array") == 0)
-	fini = k, nfuncs--;
+	img->gcc_fini = kd;
       else
-	{
-	  pair->start = (uintptr_t) k;
-	  pair->end = pair->start + 1;
-	  pair++;
-	}
+	img->gcc_fns[nfuncs++] = kd;
     }
-
-  if (nvars > 0)
-    {
-      struct gcc_gcn_var *vars
-	= gcn_var_table (dev, img, nvars, "cannot load GCC-format offload"
-			 " image");
-      if (vars == NULL)
-	goto fail;
-      for (unsigned i = 0; i < nvars; i++, pair++)
-	gcn_var_pair (&vars[i], pair);
-      free (vars);
-    }
-  if (!gcn_trailing (dev, img, &req->trailing, pair))
-    goto fail;
-  if (!gcn_map_indirect (dev, img, req->host_ind_fns, desc->ind_func_count,
-			 gcn_ind_count (desc->code->image, desc->code->size))
-      || (req->want_rev_fns
-	  && !gcn_rev_fns (dev, img, nfuncs, &req->rev_fns)))
-    goto fail;
-
-  if (!gcn_image_ctors (dev, img, init, fini))
-    goto fail;
-  *image = img;
-  req->table = pairs;
-  req->count = (size_t) nfuncs + nvars + 1;
-  req->num_funcs = nfuncs;
-  req->num_vars = nvars;
-  snprintf (req->what, sizeof req->what, "GCC code object %s", dev->gfx);
+  if (!gcn_open_tables (dev, img, ld, desc->code->image, desc->code->size,
+			desc->global_variable_count,
+			"cannot load GCC-format offload image"))
+    return false;
+  img->ind_count = desc->ind_func_count;
+  ld->num_funcs = nfuncs;
+  ld->num_vars = desc->global_variable_count;
+  snprintf (ld->what, sizeof ld->what, "GCC code object %s", dev->gfx);
   return true;
-
- fail:
-  free (pairs);
-  gcn_image_free (dev, img);
-  return false;
 }
 
-/* Run IMG's destructors and free it; IMG is unlinked.  */
+/* The table entry of function I: the address of our kernel record.  */
 static bool
-gcn_image_release (struct gcn_device *dev, struct gcn_image *img)
+gcn_function (struct ok_device *d, struct ok_image_load *ld, size_t i,
+	      struct ok_addr_pair *entry)
 {
+  struct gcn_device *dev = gcn_dev (d);
+  struct gcn_image *img = ld->image;
+  struct gcn_kernel *k = &img->kernels[i];
+  img->num_kernels = i + 1;
+  if (img->gcc_fns != NULL)
+    {
+      const struct gcc_gcn_kernel *kd = img->gcc_fns[i];
+      if (gcn_gcc_function_init (dev, img, k, kd) < 0)
+	return false;
+      for (int j = 0; j < 3; j++)
+	k->oacc_dims[j] = kd->oacc_dims[j] > 0 ? (uint32_t) kd->oacc_dims[j]
+			  : 0;
+    }
+  else
+    {
+      const struct ok_tgt_desc *tgt = img->tgt;
+      uint32_t vgprs = tgt->kernel_info ? tgt->kernel_info[i].vgprs : 0;
+      bool device_fn = tgt->kernel_info != NULL
+		       && (tgt->kernel_info[i].flags & OK_KINFO_DEVICE_FN);
+      /* ok_desc_check refused images with a missing or empty name.  */
+      if (device_fn
+	  ? !gcn_device_fn_init (dev, img, k, tgt->func_names[i])
+	  : gcn_kernel_init (dev, img, k, tgt->func_names[i], vgprs,
+			     true) <= 0)
+	return false;
+      if (img->oacc != NULL)
+	for (int j = 0; j < 3; j++)
+	  k->oacc_dims[j] = img->oacc[i].dim[j];
+    }
+  entry->start = (uintptr_t) k;
+  entry->end = entry->start + 1;
+  return true;
+}
+
+/* The table entry of variable I, from the device's table of them.  */
+static bool
+gcn_variable_entry (struct ok_device *d, struct ok_image_load *ld,
+		    size_t i, struct ok_addr_pair *entry)
+{
+  const struct gcn_image *img = ld->image;
+  const struct gcc_gcn_var *var = &img->vars[i];
+  if (img->gcc_fns == NULL)
+    {
+      /* The names are only for messages: the table gives the rest.  */
+      const char *name = img->tgt->var_names[i];
+      struct ok_host_var hv = ok_host_var (ld, i);
+      uint64_t dsize = var->size;
+      bool dlink = (dsize & OK_GOMP_LINK_BIT) != 0;
+      dsize &= ~(uint64_t) OK_GOMP_LINK_BIT;
+      /* The device's table of its variables must say what the host's
+	 does of the kind of each, and of a link variable's host object;
+	 the core checks the sizes of the device copies after.  */
+      if (hv.link != dlink || var->addr == 0
+	  || (hv.link && dsize != hv.size))
+	{
+	  ok_dev_error (d, "variable %zu ('%s') is %llu bytes%s at %#llx on"
+			" the device and %zu%s on the host", i, name,
+			(unsigned long long) dsize, dlink ? " (link)" : "",
+			(unsigned long long) var->addr, hv.size,
+			hv.link ? " (link)" : "");
+	  return false;
+	}
+    }
+  gcn_var_pair (var, entry);
+  return true;
+}
+
+static bool
+gcn_trailing (struct ok_device *d, struct ok_image_load *ld,
+	      const struct ok_trailing_var *var, struct ok_addr_pair *entry)
+{
+  uint64_t addr = 0;
+  uint32_t size = 0;
+  int found = gcn_variable (gcn_dev (d), ld->image, var->name, &addr,
+			    &size);
+  entry->start = found > 0 ? (uintptr_t) addr : 0;
+  entry->end = found > 0 ? (uintptr_t) (addr + size) : 0;
+  return found >= 0;
+}
+
+static bool
+gcn_map_indirect_fns (struct ok_device *d, struct ok_image_load *ld,
+		      const uint64_t *host_ind_fns)
+{
+  struct gcn_image *img = ld->image;
+  return gcn_map_indirect (gcn_dev (d), img, host_ind_fns, img->ind_count,
+			   img->ind_in_table);
+}
+
+static bool
+gcn_rev_table (struct ok_device *d, struct ok_image_load *ld,
+	       uint64_t **rev_fns)
+{
+  return gcn_rev_fns (gcn_dev (d), ld->image, ld->num_funcs, rev_fns);
+}
+
+/* Fill constructor or destructor kernel K of IMG: from GCC's kernel KD in
+   GCC's format, else by NAME when the image has it.  1 when there, 0 when
+   not, -1 after a report.  */
+static int
+gcn_cdtor_init (struct gcn_device *dev, struct gcn_image *img,
+		struct gcn_kernel *k, const struct gcc_gcn_kernel *kd,
+		const char *name)
+{
+  if (img->gcc_fns == NULL)
+    return gcn_kernel_init (dev, img, k, name, 0, false);
+  return kd == NULL ? 0 : gcn_gcc_function_init (dev, img, k, kd);
+}
+
+/* Constructors and destructors of the device code (C++ globals), when
+   the image has them: in the two spare kernel slots.  Run the former,
+   keep the latter for close.  */
+static bool
+gcn_run_ctors (struct ok_device *d, struct ok_image_load *ld)
+{
+  struct gcn_device *dev = gcn_dev (d);
+  struct gcn_image *img = ld->image;
+  img->num_kernels = ld->num_funcs + 2;
+  struct gcn_kernel *init = &img->kernels[ld->num_funcs];
+  struct gcn_kernel *fini = init + 1;
+  int has_init = gcn_cdtor_init (dev, img, init, img->gcc_init,
+				 "_init_array");
+  int has_fini = gcn_cdtor_init (dev, img, fini, img->gcc_fini,
+				 "_fini_array");
+  if (has_init < 0 || has_fini < 0)
+    return false;
+  if (has_init > 0 && !gcn_run_ctor (dev, init))
+    return false;
+  img->fini = has_fini > 0 ? fini : NULL;
+  return true;
+}
+
+static bool
+gcn_close (struct ok_device *d, void *image, bool dtors)
+{
+  struct gcn_device *dev = gcn_dev (d);
+  struct gcn_image *img = image;
   bool ok = true;
-  if (img->fini != NULL && !ok_dev_broken (&dev->base))
+  if (dtors && img->fini != NULL && !ok_dev_broken (d))
     ok = gcn_run_ctor (dev, img->fini);
   gcn_image_free (dev, img);
   return ok;
 }
 
-bool
-gcn_unload_image (struct ok_device *d, void *image)
-{
-  return gcn_image_release (gcn_dev (d), image);
-}
+const struct ok_image_ops gcn_image_ops = {
+  .open = gcn_open,
+  .open_gcc = gcn_open_gcc,
+  .function = gcn_function,
+  .variable = gcn_variable_entry,
+  .trailing = gcn_trailing,
+  .map_indirect = gcn_map_indirect_fns,
+  .rev_table = gcn_rev_table,
+  .run_ctors = gcn_run_ctors,
+  .close = gcn_close,
+};

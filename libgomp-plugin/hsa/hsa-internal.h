@@ -193,16 +193,27 @@ struct gcn_image
   /* The map of `declare target indirect' functions written to the
      device for it, freed with it; or NULL.  */
   void *ind_map;
-  size_t num_kernels;
+  size_t num_kernels;		/* Those filled in (names to free).  */
   struct gcn_kernel *kernels;
   struct gcn_kernel *fini;	/* _fini_array, run at unload; or NULL.  */
+  /* While loading.  Where the functions come from: the target of
+     offloadkit's descriptor, with the OpenACC dimensions our mkoffload
+     recorded (or NULL); or, in GCC's format, the target data's kernels
+     of the table's functions (GCC_FNS) and of the constructors and
+     destructors (each NULL when absent).  */
+  const struct ok_tgt_desc *tgt;
+  const struct ok_oacc_dims *oacc;
+  const struct gcc_gcn_kernel **gcc_fns;
+  const struct gcc_gcn_kernel *gcc_init, *gcc_fini;
+  /* The device's table of the variables (gcn_var_table), or NULL.  */
+  struct gcc_gcn_var *vars;
+  /* How many `declare target indirect' functions the image has, and how
+     many its device table holds (gcn_map_indirect).  */
+  size_t ind_count, ind_in_table;
 };
 
-bool gcn_load_image (struct ok_device *dev, struct ok_image_req *req,
-		     void **image);
-bool gcn_load_gcc_image (struct ok_device *dev, struct ok_gcc_image_req *req,
-			 void **image);
-bool gcn_unload_image (struct ok_device *dev, void *image);
+/* The image hooks (hsa-image.c).  */
+extern const struct ok_image_ops gcn_image_ops;
 /* Address and size of IMG's global variable NAME: 1, or 0 when the
    runtime has no such symbol (not reported), or -1 when it cannot say
    (reported).  */

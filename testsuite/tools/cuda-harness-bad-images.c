@@ -206,9 +206,10 @@ test_bad_images (void)
   f_fail ("cuModuleGetGlobal_v2@2=500");
   bad_load ("variable lookup fails", &im.d, version, "CUDA_ERROR_NOT_FOUND",
 	    NULL);
-  /* The lookups: the NVARS variables, __gomp_device_num, then the clock
-     tick, whose failure (other than its absence) fails the load.  */
-  f_fail ("cuModuleGetGlobal_v2@5=1");
+  /* The lookups: the clock tick first, as soon as the module is loaded,
+     whose failure (other than its absence) fails the load; then the
+     variables and __gomp_device_num.  */
+  f_fail ("cuModuleGetGlobal_v2@1=1");
   bad_load ("clock tick lookup fails", &im.d, version, "__nvptx_clocktick",
 	    "CUDA_ERROR_INVALID_VALUE", NULL);
   f_fail (NULL);
