@@ -347,9 +347,13 @@ struct ok_interop_ops
      DESTROY, free the stream; false after a reported error.  */
   bool (*sync) (struct ok_device *dev, struct ok_interop *obj,
 		bool destroy);
+  /* The devices' vendor, as OpenMP's additional definitions number and
+     name it (11, "nvidia"; 1, "amd").  */
+  int vendor;
+  const char *vendor_name;
   /* Property PROP, OK_IPR_FIRST to OK_IPR_VENDOR, of OBJ (OBJ->FR one
      the backend gave), into *VAL (zeroed).  The core answers FR_ID,
-     FR_NAME and DEVICE_NUM itself.  */
+     FR_NAME, DEVICE_NUM, VENDOR and VENDOR_NAME itself.  */
   void (*property) (struct ok_device *dev, const struct ok_interop *obj,
 		    enum ok_ipr prop, struct ok_interop_value *val);
 };

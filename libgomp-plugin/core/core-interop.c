@@ -149,6 +149,14 @@ core_interop_value (const struct ok_interop *obj, int prop,
       val->type = OK_IRC_TYPE_INT;
       val->i = obj->device_num;
       break;
+    case OK_IPR_VENDOR:
+      val->type = OK_IRC_TYPE_INT;
+      val->i = dev->backend->interop->vendor;
+      break;
+    case OK_IPR_VENDOR_NAME:
+      val->type = OK_IRC_TYPE_STR;
+      val->s = dev->backend->interop->vendor_name;
+      break;
     default:
       dev->backend->interop->property (dev, obj, (enum ok_ipr) prop, val);
       break;

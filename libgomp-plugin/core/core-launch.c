@@ -229,17 +229,28 @@ core_async_run (struct ok_device *dev, void *fn, void *tgt_vars,
 /* libgomp's run entry points return nothing, so a failure that the
    backend reported ends the program, as with GCC's own plugins.  */
 
-void
-GOMP_OFFLOAD_run (int ord, void *fn, void *tgt_vars, void **args)
+/* The device ORD of a run entry point, with libgomp's ARGS decoded into
+   *LAUNCH and said with GOMP_DEBUG (WHAT: "run", "async run"); a device
+   that cannot be had ends the program.  */
+static struct ok_device *
+core_run_device (int ord, void *fn, void **args, const char *what,
+		 struct ok_launch *launch)
 {
   struct ok_device *dev = core_device (ord, "run a target region");
   if (dev == NULL)
     GOMP_PLUGIN_fatal ("offloadkit-%s: target region not run",
 		       ok_plugin.name);
+  core_decode_launch_args (args, launch);
+  OK_DEBUG ("device %d: %s %p (num_teams %d, thread_limit %d)", ord, what,
+	    fn, launch->num_teams, launch->thread_limit);
+  return dev;
+}
+
+void
+GOMP_OFFLOAD_run (int ord, void *fn, void *tgt_vars, void **args)
+{
   struct ok_launch launch;
-  core_decode_launch_args (args, &launch);
-  OK_DEBUG ("device %d: run %p (num_teams %d, thread_limit %d)", ord, fn,
-	    launch.num_teams, launch.thread_limit);
+  struct ok_device *dev = core_run_device (ord, fn, args, "run", &launch);
   if (!ok_device_run (dev, fn, tgt_vars, &launch))
     GOMP_PLUGIN_fatal ("offloadkit-%s: target region on device %d failed",
 		       ok_plugin.name, ord);
@@ -249,14 +260,9 @@ void
 GOMP_OFFLOAD_async_run (int ord, void *fn, void *tgt_vars, void **args,
 			void *async_data)
 {
-  struct ok_device *dev = core_device (ord, "run a target region");
-  if (dev == NULL)
-    GOMP_PLUGIN_fatal ("offloadkit-%s: target region not run",
-		       ok_plugin.name);
   struct ok_launch launch;
-  core_decode_launch_args (args, &launch);
-  OK_DEBUG ("device %d: async run %p (num_teams %d, thread_limit %d)", ord,
-	    fn, launch.num_teams, launch.thread_limit);
+  struct ok_device *dev = core_run_device (ord, fn, args, "async run",
+					   &launch);
   if (!core_async_run (dev, fn, tgt_vars, &launch, async_data))
     GOMP_PLUGIN_fatal ("offloadkit-%s: target region on device %d could not"
 		       " be started", ok_plugin.name, ord);

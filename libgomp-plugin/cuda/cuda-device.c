@@ -267,6 +267,8 @@ static const struct ok_interop_ops cuda_interop_ops = {
   .frs = cuda_interop_frs,
   .init = cuda_interop_init,
   .sync = cuda_interop_sync,
+  .vendor = 11,			/* OpenMP's additional definitions.  */
+  .vendor_name = "nvidia",
   .property = cuda_interop_property,
 };
 

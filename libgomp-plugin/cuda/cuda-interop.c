@@ -124,14 +124,6 @@ cuda_interop_property (struct ok_device *d, const struct ok_interop *obj,
   val->type = OK_IRC_NO_VALUE;
   switch (prop)
     {
-    case OK_IPR_VENDOR:
-      val->type = OK_IRC_TYPE_INT;
-      val->i = 11;		/* OpenMP's additional definitions: nvidia.  */
-      break;
-    case OK_IPR_VENDOR_NAME:
-      val->type = OK_IRC_TYPE_STR;
-      val->s = "nvidia";
-      break;
     case OK_IPR_DEVICE:
       val->type = OK_IRC_TYPE_INT;
       val->i = dev->handle;

@@ -208,6 +208,8 @@ static const struct ok_interop_ops gcn_interop_ops = {
   .frs = gcn_interop_frs,
   .init = gcn_interop_init,
   .sync = gcn_interop_sync,
+  .vendor = 1,			/* OpenMP's additional definitions.  */
+  .vendor_name = "amd",
   .property = gcn_interop_property,
 };
 

@@ -87,14 +87,6 @@ gcn_interop_property (struct ok_device *d, const struct ok_interop *obj,
   val->type = OK_IRC_NO_VALUE;
   switch (prop)
     {
-    case OK_IPR_VENDOR:
-      val->type = OK_IRC_TYPE_INT;
-      val->i = 1;		/* OpenMP's additional definitions: amd.  */
-      break;
-    case OK_IPR_VENDOR_NAME:
-      val->type = OK_IRC_TYPE_STR;
-      val->s = "amd";
-      break;
     case OK_IPR_DEVICE:
       val->type = OK_IRC_TYPE_PTR;
       val->p = &dev->agent;
