@@ -163,23 +163,29 @@ finish_job () {
   printf '%-14s %-14s %s\n' "$base" "$ours" "$ID"
 }
 
-run_job () {
-  jobdir=$1
-  cd "$jobdir" || exit 2
-  . ./job.sh
+# Set base and ours for the job sourced: $1 runs one of its pipelines
+# ($1 base|ours) and prints its status word.
+run_pipelines () {
   if [ -n "$UNSUPPORTED" ]; then
     base=UNSUPPORTED ours=UNSUPPORTED
   elif [ "$BASE_SKIP" = 1 ]; then
     # Needs a device with separate memory: ours only (DEVICE-ONLY).
     base=DEVICE-ONLY
-    ours=$(run_pipeline ours)
+    ours=$($1 ours)
   elif [ "$OURS_SKIP" = 1 ]; then
     # Only for a machine without an offload device: not compared.
     base=HOST-ONLY ours=HOST-ONLY
   else
-    base=$(run_pipeline base)
-    ours=$(run_pipeline ours)
+    base=$($1 base)
+    ours=$($1 ours)
   fi
+}
+
+run_job () {
+  jobdir=$1
+  cd "$jobdir" || exit 2
+  . ./job.sh
+  run_pipelines run_pipeline
   finish_job .
   # The links' peak memory (KiB; - when not measured), for the summary.
   printf '%s\t%s\t%s\n' "$(cat base/peak-rss 2>/dev/null || echo -)" \
@@ -239,17 +245,7 @@ run_kit_job () {
       *) echo "$st";;
     esac
   }
-  if [ -n "$UNSUPPORTED" ]; then
-    base=UNSUPPORTED ours=UNSUPPORTED
-  elif [ "$BASE_SKIP" = 1 ]; then
-    base=DEVICE-ONLY
-    ours=$(kit_pipeline ours)
-  elif [ "$OURS_SKIP" = 1 ]; then
-    base=HOST-ONLY ours=HOST-ONLY
-  else
-    base=$(kit_pipeline base)
-    ours=$(kit_pipeline ours)
-  fi
+  run_pipelines kit_pipeline
   finish_job .
   [ "$base$ours" = PASSPASS ] && rm -rf base ours
   exit 0
@@ -269,6 +265,12 @@ esac
 # that fail in both pipelines.  Exit status as the script's.
 summarize () {
   awk -F '\t' -v total="$4" -v secs="$5" -v sum="$2" -v listboth="$6" '
+  # TITLE, then the COUNT tests in ITEMS, one a line, or "(none)".
+  function print_list(title, items, count,   i) {
+    printf "%s\n", title
+    for (i = 1; i <= count; i++) printf "  %s\n", items[i]
+    if (count == 0) printf "  (none)\n"
+  }
   FILENAME != ARGV[2] {
     if ($0 !~ /^#/ && NF >= 2) known[$1] = $2
     next
@@ -330,32 +332,19 @@ summarize () {
     printf "# of untested testcases\t\t%d\n", nboth + uns + hostonly + ndf + notrun > sum
     close (sum)
     if (n != total) printf "check-libgomp: warning: %d of %d results missing\n", total - n, total
-    printf "\ncheck-libgomp: tests that pass in the baseline but not with ours:\n"
-    for (i = 1; i <= nr; i++) printf "  %s\n", reg[i]
-    if (nr == 0) printf "  (none)\n"
-    printf "check-libgomp: expected to fail in our configuration by the tests themselves (dg-xfail):\n"
-    for (i = 1; i <= ntxf; i++) printf "  %s\n", txf[i]
-    if (ntxf == 0) printf "  (none)\n"
-    printf "check-libgomp: known limits of the emulated device (check-libgomp.known):\n"
-    for (i = 1; i <= nxf; i++) printf "  %s\n", xf[i]
-    if (nxf == 0) printf "  (none)\n"
+    print_list("\ncheck-libgomp: tests that pass in the baseline but not with ours:", reg, nr)
+    print_list("check-libgomp: expected to fail in our configuration by the tests themselves (dg-xfail):", txf, ntxf)
+    print_list("check-libgomp: known limits of the emulated device (check-libgomp.known):", xf, nxf)
     for (i = 1; i <= nxp; i++) printf "check-libgomp: %s passes now: take it off check-libgomp.known\n", xp[i]
     if (nkxpass) {
       printf "check-libgomp: known: output matched that the tests expect to miss on a GPU (XPASS), not counted as passed:\n"
       for (i = 1; i <= nkxpass; i++) printf "  %s\n", kxpass[i]
     }
     for (i = 1; i <= nxpass; i++) printf "check-libgomp: %s: output matched that the test expects to miss (XPASS): list it in check-libgomp.known with the reason if that is right\n", xpass[i]
-    printf "check-libgomp: tests that pass with ours but not in the baseline:\n"
-    for (i = 1; i <= nb; i++) printf "  %s\n", better[i]
-    if (nb == 0) printf "  (none)\n"
-    if (listboth) {
-      printf "check-libgomp: tests that fail in both:\n"
-      for (i = 1; i <= nboth; i++) printf "  %s\n", both[i]
-      if (nboth == 0) printf "  (none)\n"
-    }
-    printf "check-libgomp: device-only tests (need a device with separate memory; ours only, not counted above) that fail with ours:\n"
-    for (i = 1; i <= ndf; i++) printf "  %s\n", devf[i]
-    if (ndf == 0) printf "  (none)\n"
+    print_list("check-libgomp: tests that pass with ours but not in the baseline:", better, nb)
+    if (listboth)
+      print_list("check-libgomp: tests that fail in both:", both, nboth)
+    print_list("check-libgomp: device-only tests (need a device with separate memory; ours only, not counted above) that fail with ours:", devf, ndf)
     printf "\ncheck-libgomp: device-only tests: %d run with ours, %d passed\n", dev, devp
     printf "check-libgomp: %d tests (%d run on both, %d device-only, %d host-only, %d unsupported): baseline passed %d, ours passed %d, regressions %d, known limits %d (%d s)\n", n, run, dev, hostonly, uns, bp, op, nr, nxf, secs
     if (accrun) printf "check-libgomp: OpenACC: %d instances run with ours, %d passed (%.1f%%); %d more failed as the tests expect it (dg-xfail): %d as expected (%.1f%%)%s\n", accrun, accpass, 100 * accpass / accrun, accxfail, accpass + accxfail, 100 * (accpass + accxfail) / accrun, accxpass ? sprintf ("; %d more matched output the tests expect to miss (XPASS, not counted)", accxpass) : ""

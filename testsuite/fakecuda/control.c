@@ -38,6 +38,27 @@ fakecuda_calls (const char *sym)
   return fake_control_calls (&fk_fs, sym);
 }
 
+/* The kinds fakecuda_outstanding counts itself (under FK_LOCK).  */
+static long
+fk_outstanding_more (const char *kind)
+{
+  long n = -1;
+  if (strcmp (kind, "context") == 0)
+    {
+      n = 0;
+      for (int d = 0; d < FK_MAX_DEVICES; d++)
+	n += fk_ctxs[d].refs;
+    }
+  else if (strcmp (kind, "mem_bytes") == 0)
+    {
+      n = 0;
+      for (size_t i = 0; i < fk_blocks.n; i++)
+	if (fk_blocks.live[i].kind == FK_MEM)
+	  n += (long) fk_blocks.live[i].size;
+    }
+  return n;
+}
+
 /* How many objects of KIND are alive: "mem" (cuMemAlloc blocks), "host"
    (page-locked host blocks), "module", "stream", "event", "link",
    "context" (primary context retains not released); "mem_bytes" their
@@ -52,24 +73,9 @@ fakecuda_outstanding (const char *kind)
     { "event", FAKE_KIND (FK_H_EVENT), 0 },
     { "link", FAKE_KIND (FK_H_LINK), 0 },
   };
-  pthread_mutex_lock (&fk_lock);
-  long n = fake_count_of (counts, sizeof counts / sizeof *counts,
-			  &fk_handles, &fk_blocks, kind);
-  if (strcmp (kind, "context") == 0)
-    {
-      n = 0;
-      for (int d = 0; d < FK_MAX_DEVICES; d++)
-	n += fk_ctxs[d].refs;
-    }
-  else if (strcmp (kind, "mem_bytes") == 0)
-    {
-      n = 0;
-      for (size_t i = 0; i < fk_blocks.n; i++)
-	if (fk_blocks.live[i].kind == FK_MEM)
-	  n += (long) fk_blocks.live[i].size;
-    }
-  pthread_mutex_unlock (&fk_lock);
-  return n;
+  return fake_control_count (&fk_fs, counts, sizeof counts / sizeof *counts,
+			     &fk_handles, &fk_blocks, kind,
+			     fk_outstanding_more);
 }
 
 /* Launches recorded so far.  */
@@ -174,9 +180,8 @@ fakecuda_rev_request (const char *kernel, const unsigned long long args[5],
 long
 fakecuda_rev_served (void)
 {
-  pthread_mutex_lock (&fk_lock);
-  long n = fk_rev_served;
-  pthread_mutex_unlock (&fk_lock);
+  long n;
+  fake_control_read (&fk_fs, &n, &fk_rev_served, sizeof n);
   return n;
 }
 

@@ -10,14 +10,7 @@
 
 #include "fake-cuda.h"
 
-const char *const fk_sym_names[FK_NSYMS] = {
-#define FK_NAME(s) #s,
-  FK_SYMBOLS (FK_NAME)
-#undef FK_NAME
-};
-
-pthread_mutex_t fk_lock = PTHREAD_MUTEX_INITIALIZER;
-pthread_cond_t fk_cond = PTHREAD_COND_INITIALIZER;
+FAKE_DEFINE_CORE (fk_sym_names, FK_NSYMS, FK_SYMBOLS, fk_lock, fk_cond);
 
 static bool fk_configured;	/* Environment read.  */
 bool fk_initialised;

@@ -23,6 +23,13 @@ fk_event_arg (int sym, CUevent ev)
   return e;
 }
 
+/* After ENTER: the driver is initialised and EV, SYM's event argument,
+   is the live event E.  */
+#define NEED_EVENT(sym, ev, e) \
+  do { NEED_INIT (sym); \
+       if (((e) = fk_event_arg (FK_##sym, (ev))) == NULL) \
+	 RETURN (CUDA_ERROR_INVALID_HANDLE); } while (0)
+
 static bool
 fk_event_pending (struct fk_event *e)
 {
@@ -90,10 +97,8 @@ CUresult
 cuEventSynchronize (CUevent event)
 {
   ENTER (cuEventSynchronize);
-  NEED_INIT (cuEventSynchronize);
-  struct fk_event *e = fk_event_arg (FK_cuEventSynchronize, event);
-  if (e == NULL)
-    RETURN (CUDA_ERROR_INVALID_HANDLE);
+  struct fk_event *e;
+  NEED_EVENT (cuEventSynchronize, event, e);
   while (fk_event_find (event) != NULL && fk_event_pending (e))
     pthread_cond_wait (&fk_cond, &fk_lock);
   RETURN (CUDA_SUCCESS);
@@ -103,10 +108,8 @@ CUresult
 cuEventQuery (CUevent event)
 {
   ENTER (cuEventQuery);
-  NEED_INIT (cuEventQuery);
-  struct fk_event *e = fk_event_arg (FK_cuEventQuery, event);
-  if (e == NULL)
-    RETURN (CUDA_ERROR_INVALID_HANDLE);
+  struct fk_event *e;
+  NEED_EVENT (cuEventQuery, event, e);
   RETURN (fk_event_pending (e) ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS);
 }
 

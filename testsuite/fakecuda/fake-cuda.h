@@ -119,13 +119,12 @@ enum fk_sym_id
    exports the driver's functions and its fakecuda_* queries only.  */
 #pragma GCC visibility push(hidden)
 
-extern const char *const fk_sym_names[FK_NSYMS];
-
 /* ------------------------------------------------------------------ */
 /* State, guarded by FK_LOCK (core.c unless said otherwise).  */
 
-extern pthread_mutex_t fk_lock;
-extern pthread_cond_t fk_cond;
+/* The names of the exported symbols (by enum fk_sym_id), FK_LOCK and
+   FK_COND.  */
+FAKE_DECLARE_CORE (fk_sym_names, FK_NSYMS, fk_lock, fk_cond);
 
 #define FK_MAX_DEVICES 16
 #define FK_MAGIC_CTX 0x66637478u

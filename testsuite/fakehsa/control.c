@@ -39,6 +39,13 @@ fakehsa_calls (const char *sym)
   return fake_control_calls (&fh_fs, sym);
 }
 
+/* The kind fakehsa_outstanding counts itself (under FH_LOCK).  */
+static long
+fh_outstanding_more (const char *kind)
+{
+  return strcmp (kind, "init") == 0 ? fh_init_refs : -1;
+}
+
 /* How many of KIND are alive: "mem" (region and pool allocations),
    "executable", "code" (loaded code blocks), "reader" (code object
    readers and deserialized code objects), "queue", "signal" (not counting
@@ -56,13 +63,9 @@ fakehsa_outstanding (const char *kind)
     { "signal", FAKE_KIND (FH_H_SIGNAL), 0 },
     { "lock", FAKE_KIND (FH_H_LOCK), 0 },
   };
-  pthread_mutex_lock (&fh_lock);
-  long n = fake_count_of (counts, sizeof counts / sizeof *counts,
-			  &fh_handles, &fh_blocks, kind);
-  if (strcmp (kind, "init") == 0)
-    n = fh_init_refs;
-  pthread_mutex_unlock (&fh_lock);
-  return n;
+  return fake_control_count (&fh_fs, counts, sizeof counts / sizeof *counts,
+			     &fh_handles, &fh_blocks, kind,
+			     fh_outstanding_more);
 }
 
 /* Dispatches recorded so far.  */
@@ -162,9 +165,8 @@ fakehsa_symbol (const char *name, int agent, uintptr_t *addr,
 int
 fakehsa_initialised (void)
 {
-  pthread_mutex_lock (&fh_lock);
-  int r = fh_initialised_once;
-  pthread_mutex_unlock (&fh_lock);
+  bool r;
+  fake_control_read (&fh_fs, &r, &fh_initialised_once, sizeof r);
   return r;
 }
 

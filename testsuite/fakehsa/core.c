@@ -10,14 +10,7 @@
 
 #include "fake-hsa.h"
 
-const char *const fh_sym_names[FH_NSYMS] = {
-#define X(s) #s,
-  FH_SYMS (X)
-#undef X
-};
-
-pthread_mutex_t fh_lock = PTHREAD_MUTEX_INITIALIZER;
-pthread_cond_t fh_cond = PTHREAD_COND_INITIALIZER;
+FAKE_DEFINE_CORE (fh_sym_names, FH_NSYMS, FH_SYMS, fh_lock, fh_cond);
 static bool fh_configured;
 bool fh_initialised_once;
 int fh_init_refs;

@@ -142,13 +142,12 @@ enum fh_sym
    exports the runtime's functions and its fakehsa_* queries only.  */
 #pragma GCC visibility push(hidden)
 
-extern const char *const fh_sym_names[FH_NSYMS];
-
 /* ------------------------------------------------------------------ */
 /* State, guarded by FH_LOCK (core.c unless said otherwise).  */
 
-extern pthread_mutex_t fh_lock;
-extern pthread_cond_t fh_cond;
+/* The names of the exported symbols (by enum fh_sym), FH_LOCK and
+   FH_COND.  */
+FAKE_DECLARE_CORE (fh_sym_names, FH_NSYMS, fh_lock, fh_cond);
 extern bool fh_initialised_once;
 extern int fh_init_refs;	/* hsa_init calls not shut down.  */
 

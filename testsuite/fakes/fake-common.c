@@ -198,6 +198,15 @@ fake_control_bad_calls (struct fake_state *fs, const char **last)
   return n;
 }
 
+void
+fake_control_read (struct fake_state *fs, void *to, const void *from,
+		   size_t size)
+{
+  pthread_mutex_lock (fs->lock);
+  memcpy (to, from, size);
+  pthread_mutex_unlock (fs->lock);
+}
+
 /* ------------------------------------------------------------------ */
 /* Growing tables.  */
 
@@ -423,6 +432,20 @@ fake_count_of (const struct fake_count *counts, size_t n,
 	return live;
       }
   return -1;
+}
+
+long
+fake_control_count (struct fake_state *fs, const struct fake_count *counts,
+		    size_t n, const struct fake_handles *h,
+		    const struct fake_blocks *b, const char *name,
+		    long (*more) (const char *name))
+{
+  pthread_mutex_lock (fs->lock);
+  long live = fake_count_of (counts, n, h, b, name);
+  if (live < 0)
+    live = more (name);
+  pthread_mutex_unlock (fs->lock);
+  return live;
 }
 
 void

@@ -33,6 +33,21 @@ struct fake_fail
    their own fake*_ queries.  */
 #pragma GCC visibility push(hidden)
 
+/* A fake's core state: the table of its exported symbols' names NAMES
+   (COUNT of them, by their enum's index), its one lock LOCK and the
+   condition variable COND its waiters wait on.  FAKE_DECLARE_CORE
+   declares them (in the fake's header), FAKE_DEFINE_CORE defines them,
+   NAMES from the fake's X-macro list of its symbols, LIST.  */
+#define FAKE_DECLARE_CORE(names, count, lock, cond) \
+  extern const char *const names[count]; \
+  extern pthread_mutex_t lock; \
+  extern pthread_cond_t cond
+#define FAKE_SYM_NAME(s) #s,
+#define FAKE_DEFINE_CORE(names, count, list, lock, cond) \
+  const char *const names[count] = { list (FAKE_SYM_NAME) }; \
+  pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; \
+  pthread_cond_t cond = PTHREAD_COND_INITIALIZER
+
 struct fake_state
 {
   /* Set by the fake.  */
@@ -94,6 +109,10 @@ long fake_control_calls (struct fake_state *fs, const char *sym);
 /* Invalid calls seen so far; *LAST (if LAST is not NULL) the last one
    described.  */
 long fake_control_bad_calls (struct fake_state *fs, const char **last);
+
+/* Copy SIZE bytes of the fake's state at FROM to TO.  */
+void fake_control_read (struct fake_state *fs, void *to, const void *from,
+			size_t size);
 
 /* ---- Records of what a fake saw (launches, dispatches), for the tests'
    queries.  */
@@ -221,6 +240,15 @@ struct fake_count
 long fake_count_of (const struct fake_count *counts, size_t n,
 		    const struct fake_handles *h, const struct fake_blocks *b,
 		    const char *name);
+
+/* A fake's *_outstanding query, under the lock of FS: fake_count_of's
+   count of the kind NAME, or, for a name COUNTS lacks, the fake's own
+   MORE (NAME) (-1 there too for an unknown kind).  */
+long fake_control_count (struct fake_state *fs,
+			 const struct fake_count *counts, size_t n,
+			 const struct fake_handles *h,
+			 const struct fake_blocks *b, const char *name,
+			 long (*more) (const char *name));
 
 /* At unload: free the tables of H and B once nothing is registered in
    them (what is, is the caller's leak, reported by the leak check).  */

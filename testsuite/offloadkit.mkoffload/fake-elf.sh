@@ -3,6 +3,19 @@
 # nvlink label theirs (common/elf-reader.h): OSABI 0x41, ABI version 8,
 # the SM in bits 8-15 of e_flags.
 
+# fake_fail_on GLOB STATUS WHAT ARG: when GLOB is set and ARG matches it,
+# the run fails as the tool would: $tmpxft removed, "WHAT fake failure on
+# 'ARG'" on stderr, exit status STATUS.
+fake_fail_on () {
+    [ -n "$1" ] || return 0
+    case "$4" in
+    $1)
+	rm -f "$tmpxft"
+	echo "$3 fake failure on '$4'" >&2
+	exit "$2" ;;
+    esac
+}
+
 # The eight bytes of a 64-bit little-endian zero, for printf.
 fake_z8='\000\000\000\000\000\000\000\000'
 

@@ -29,19 +29,13 @@ fi
 if [ -n "$FAKE_NVLINK_LOG" ]; then
     echo "nvlink $*" >> "$FAKE_NVLINK_LOG"
 fi
+. "${0%/*}/fake-elf.sh"
 out=
 prev=
 inputs=
 sm=0
 for a in "$@"; do
-    if [ -n "$FAKE_NVLINK_FAIL" ]; then
-	case "$a" in
-	$FAKE_NVLINK_FAIL)
-	    rm -f "$tmpxft"
-	    echo "nvlink error   : fake failure on '$a'" >&2
-	    exit 4 ;;
-	esac
-    fi
+    fake_fail_on "$FAKE_NVLINK_FAIL" 4 "nvlink error   :" "$a"
     case "$prev:$a" in
     -o:*) out=$a ;;
     *:-arch=sm_*) sm=${a#-arch=sm_} ;;
@@ -59,7 +53,6 @@ if [ -n "$FAKE_NVLINK_SLEEP" ]; then
     sleep "$FAKE_NVLINK_SLEEP"
 fi
 if [ -n "$out" ]; then
-    . "${0%/*}/fake-elf.sh"
     # One nm for all: each run takes a tenth of a second.
     symbols=$(nm -P --defined-only $inputs 2> /dev/null)
     functions=$(echo "$symbols" | awk '$2 == "T" { print $1 }' | sort -u)

@@ -50,18 +50,12 @@ case "$1" in
     exit 0 ;;
 esac
 
+. "${0%/*}/fake-elf.sh"
 out=
 prev=
 sm=0
 for a in "$@"; do
-    if [ -n "$FAKE_PTXAS_FAIL" ]; then
-	case "$a" in
-	$FAKE_PTXAS_FAIL)
-	    rm -f "$tmpxft"
-	    echo "ptxas fatal   : fake failure on '$a'" >&2
-	    exit 3 ;;
-	esac
-    fi
+    fake_fail_on "$FAKE_PTXAS_FAIL" 3 "ptxas fatal   :" "$a"
     [ "$prev" = "-o" ] && out=$a
     [ "$prev" = "--gpu-name" ] && sm=${a#sm_}
     prev=$a
@@ -72,7 +66,6 @@ if [ -n "$FAKE_PTXAS_SLEEP" ]; then
 fi
 if [ -n "$out" ]; then
     # One function per kernel: ".visible .entry NAME (...".
-    . "${0%/*}/fake-elf.sh"
     kernels=$(sed -n 's/^.*\.entry[ 	]\{1,\}\([^ 	(]\{1,\}\).*$/\1/p' "$ptx")
     # ".visible .func [(RETURN)] NAME (...", not a declaration (';').
     if [ -n "$FAKE_PTXAS_FUNCS" ]; then

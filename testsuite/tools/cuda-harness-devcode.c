@@ -29,17 +29,31 @@ load6 (int dev, unsigned ver, const void *data, struct ok_addr_pair **t,
   return ((load6_fn) (void *) p_load_image) (dev, ver, data, t, rev, host);
 }
 
+/* BASE (malloc'd; freed here) followed by the strings after it, up to a
+   NULL (malloc'd).  */
+static char * __attribute__ ((sentinel))
+ptx_then (char *base, ...)
+{
+  va_list ap;
+  va_start (ap, base);
+  for (const char *more; (more = va_arg (ap, const char *)) != NULL;)
+    {
+      char *s = NULL;
+      if (asprintf (&s, "%s%s", base, more) < 0)
+	abort ();
+      free (base);
+      base = s;
+    }
+  va_end (ap);
+  return base;
+}
+
 /* The main test PTX for sm_90 with EXTRA declarations after it
    (malloc'd).  */
 static char *
 ptx_plus (const char *marker, const char *extra)
 {
-  char *base = make_ptx ("sm_90", marker);
-  char *s = NULL;
-  if (asprintf (&s, "%s%s", base, extra) < 0)
-    abort ();
-  free (base);
-  return s;
+  return ptx_then (make_ptx ("sm_90", marker), extra, NULL);
 }
 
 /* The 8-byte device variable NAME of the latest module: its value, 0
@@ -140,13 +154,11 @@ hash_lookup (uint64_t map, uint64_t host)
 static void
 test_indirect_flat (unsigned ver)
 {
-  char *ptx = ptx_plus ("which_ind14", "");
-  char *ptx2 = NULL;
-  if (asprintf (&ptx2, "%s%s%s", ptx, ind_table, map_var) < 0)
-    abort ();
+  char *ptx = ptx_then (ptx_plus ("which_ind14", ""), ind_table, map_var,
+			 NULL);
   struct image im;
   image_init (&im);
-  image_add_ptx (&im, ptx2);
+  image_add_ptx (&im, ptx);
   uint64_t host[3] = { 0x401000, 0x402000, 0x403000 };
   static const char *const names[3] = { "ind_f1", "ind_f2", "ind_f3" };
   long mem = f_outstanding ("mem");
@@ -167,7 +179,6 @@ test_indirect_flat (unsigned ver)
   check_no_bad_calls ("indirect, GCC 14's form: no invalid driver calls",
 		      bad);
   free (ptx);
-  free (ptx2);
 }
 
 /* GCC 16's device code has both variables: the hash table is written,
@@ -176,13 +187,11 @@ test_indirect_flat (unsigned ver)
 static void
 test_indirect_hash (unsigned ver)
 {
-  char *ptx = NULL;
-  char *base = ptx_plus ("which_ind16", "");
-  if (asprintf (&ptx, "%s%s%s%s", base,
-		".visible .global .align 8 .u64 $offload_ind_func_table[] ="
-		" { h1, h2, h3, h4, h5, h6, h7 };\n", map_var, hmap_var) < 0)
-    abort ();
-  free (base);
+  char *ptx = ptx_then (ptx_plus ("which_ind16", ""),
+			 ".visible .global .align 8 .u64"
+			 " $offload_ind_func_table[] ="
+			 " { h1, h2, h3, h4, h5, h6, h7 };\n", map_var,
+			 hmap_var, NULL);
   struct image im;
   image_init (&im);
   image_add_ptx (&im, ptx);
@@ -221,11 +230,8 @@ static void
 test_indirect_gcc (void)
 {
   const unsigned gver = OK_GOMP_VERSION_PACK (3, OK_GCC_DEV_VERSION_NVPTX);
-  char *ptx = NULL;
-  char *base = make_ptx ("sm_80", "which_gcc_ind");
-  if (asprintf (&ptx, "%s%s%s", base, ind_table, map_var) < 0)
-    abort ();
-  free (base);
+  char *ptx = ptx_then (make_ptx ("sm_80", "which_gcc_ind"),
+			 ind_table, map_var, NULL);
   struct ok_gcc_ptx_obj objs[1] = { { ptx, strlen (ptx) + 1 } };
   static const char *const gvars[] = { "hv_counter" };
   static const struct ok_gcc_fn_launch fns[] = { { "k_plain", { 0, 0, 0 } } };
@@ -325,11 +331,8 @@ request_arrived (int calls, uint64_t fn, void *addrs)
 static void
 test_rev_serve (const char *prefix, unsigned ver)
 {
-  char *ptx = NULL;
-  char *base = ptx_plus ("which_rev", "");
-  if (asprintf (&ptx, "%s%s%s", base, rev_table, rev_var) < 0)
-    abort ();
-  free (base);
+  char *ptx = ptx_then (ptx_plus ("which_rev", ""),
+			 rev_table, rev_var, NULL);
   struct image im;
   image_init (&im);
   image_add_ptx (&im, ptx);
@@ -476,12 +479,10 @@ static void
 test_rev_gcc (void)
 {
   const unsigned gver = OK_GOMP_VERSION_PACK (2, OK_GCC_DEV_VERSION_NVPTX);
-  char *ptx = NULL;
-  char *base = make_ptx ("sm_80", "which_gcc_rev");
-  if (asprintf (&ptx, "%s%s%s", base, ".visible .global .align 8 .u64"
-		" $offload_func_table[] = { k_plain$nohost };\n", rev_var) < 0)
-    abort ();
-  free (base);
+  char *ptx = ptx_then (make_ptx ("sm_80", "which_gcc_rev"),
+			 ".visible .global .align 8 .u64"
+			 " $offload_func_table[] = { k_plain$nohost };\n",
+			 rev_var, NULL);
   struct ok_gcc_ptx_obj objs[1] = { { ptx, strlen (ptx) + 1 } };
   static const struct ok_gcc_fn_launch fns[] = { { "k_plain", { 0, 0, 0 } } };
   struct ok_gcc_nvptx_data g = { objs, 1, NULL, 0, fns, 1, 0 };
@@ -503,11 +504,8 @@ test_rev_gcc (void)
 static void
 test_rev_fault (unsigned ver)
 {
-  char *ptx = NULL;
-  char *base = ptx_plus ("which_rev_fault", "");
-  if (asprintf (&ptx, "%s%s%s", base, rev_table, rev_var) < 0)
-    abort ();
-  free (base);
+  char *ptx = ptx_then (ptx_plus ("which_rev_fault", ""),
+			 rev_table, rev_var, NULL);
   struct image im;
   image_init (&im);
   image_add_ptx (&im, ptx);

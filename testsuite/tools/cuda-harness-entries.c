@@ -12,11 +12,6 @@
 
 #include "cuda-harness.h"
 
-typedef int (*memcpy2d_fn) (int, int, size_t, size_t, void *, size_t, size_t,
-			    size_t, const void *, size_t, size_t, size_t);
-typedef int (*memcpy3d_fn) (int, int, size_t, size_t, size_t, void *, size_t,
-			    size_t, size_t, size_t, size_t, const void *,
-			    size_t, size_t, size_t, size_t, size_t);
 
 /* 2D: a 3 x 5 block of a 4 x 8 host array at (1, 2) to (1, 1) of a
    device array of 3 x 12, back to a host array, and within the device;
@@ -88,41 +83,13 @@ static void
 entries_rect3d (memcpy3d_fn m3)
 {
   int a[3][4][5], b[3][4][5];
-  for (int i = 0; i < 60; i++)
-    ((int *) a)[i] = 100 + i, ((int *) b)[i] = -1;
-  size_t is = sizeof (int);
-  int *dd = p_alloc (1, 2 * 3 * 4 * is);
-  int fill[24];
-  for (int i = 0; i < 24; i++)
-    fill[i] = -7;
-  p_host2dev (1, dd, fill, sizeof fill);
+  int *dd = standin_rect3d_start (1, a, b);
   long calls = f_calls ("cuMemcpy3D_v2");
-  check ("memcpy3d host to device",
-	 m3 (1, -1, 3 * is, 2, 2, dd, 0, 0, 0, 4 * is, 3,
-	     a, 2 * is, 1, 1, 5 * is, 4) == 1);
-  check ("memcpy3d device to host",
-	 m3 (-1, 1, 3 * is, 2, 2, b, 1 * is, 2, 1, 5 * is, 4,
-	     dd, 0, 0, 0, 4 * is, 3) == 1);
+  standin_rect3d_copy (m3, 1, a, b, dd, "memcpy3d host to device",
+		       "memcpy3d device to host");
   check ("memcpy3d: one cuMemcpy3D each",
 	 f_calls ("cuMemcpy3D_v2") == calls + 2);
-  bool ok = true;
-  for (int i = 0; i < 3; i++)
-    for (int j = 0; j < 4; j++)
-      for (int k = 0; k < 5; k++)
-	{
-	  bool in = i >= 1 && j >= 2 && k >= 1 && k < 4;
-	  ok &= b[i][j][k] == (in ? a[i][j - 1][k + 1] : -1);
-	}
-  check ("memcpy3d: every element", ok);
-  int dback[24];
-  p_dev2host (1, dback, dd, sizeof dback);
-  ok = true;
-  for (int i = 0; i < 2; i++)
-    for (int j = 0; j < 3; j++)
-      for (int k = 0; k < 4; k++)
-	ok &= dback[(i * 3 + j) * 4 + k] == (j < 2 && k < 3
-					     ? a[i + 1][j + 1][k + 2] : -7);
-  check ("memcpy3d: device bytes outside the block untouched", ok);
+  standin_rect3d_check (1, a, b, dd);
   p_free (1, dd);
   /* Not pooled (128 KiB), so that the driver sees its end; the second
      plane lies 256 KiB on.  */

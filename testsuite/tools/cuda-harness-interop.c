@@ -178,33 +178,28 @@ static void
 interop_failures (void)
 {
   long streams = f_outstanding ("stream");
-  struct interop_obj o;
-  volatile bool fatal;
+  int e;
   f_fail ("cuStreamCreate=2");
-  int e = errors_now ();
-  STANDIN_CATCH_FATAL (fatal, o = new_obj (0, true, NULL));
+  bool fatal = new_obj_fatal (0, &e);
   check ("interop init, cuStreamCreate fails: fatal, one message",
 	 fatal && error_says (e, "interop", "cuStreamCreate",
 			      "CUDA_ERROR_OUT_OF_MEMORY", NULL)
 	 && f_outstanding ("stream") == streams);
   f_fail ("cuCtxPushCurrent_v2=201");
-  e = errors_now ();
-  STANDIN_CATCH_FATAL (fatal, o = new_obj (0, true, NULL));
+  fatal = new_obj_fatal (0, &e);
   check ("interop init, cuCtxPushCurrent fails: fatal, one message",
 	 fatal && error_says (e, "cuCtxPushCurrent", NULL)
 	 && f_outstanding ("stream") == streams);
   f_fail (NULL);
 
-  o = new_obj (0, true, NULL);
+  struct interop_obj o = new_obj (0, true, NULL);
   f_fail ("cuStreamSynchronize=700");
-  e = errors_now ();
-  STANDIN_CATCH_FATAL (fatal, interop (&o, 0, USE, false, NULL));
+  fatal = interop_fatal (&o, 0, USE, &e);
   check ("interop use, cuStreamSynchronize fails: fatal, one message",
 	 fatal && error_says (e, "cuStreamSynchronize",
 			      "CUDA_ERROR_ILLEGAL_ADDRESS", NULL));
   f_fail ("cuStreamDestroy_v2=700");
-  e = errors_now ();
-  STANDIN_CATCH_FATAL (fatal, interop (&o, 0, DESTROY, false, NULL));
+  fatal = interop_fatal (&o, 0, DESTROY, &e);
   check ("interop destroy, cuStreamDestroy fails: fatal, one message",
 	 fatal && error_says (e, "cuStreamDestroy", NULL)
 	 && o.stream != NULL);

@@ -219,10 +219,7 @@ ptx_with (const char *ptx, const char *from, const char *to)
 void
 child_libgomp14 (void)
 {
-  offloadkit_standin_libgomp_gcc = 14;
-  check ("version 3", p_version () == 3);
-  int (*num) (unsigned) = (int (*) (unsigned)) (void *) p_get_num_devices;
-  check ("2 devices", num (0) == 2);
+  harness_libgomp14 ();
   check ("init", p_init_device (0));
   static const char devnum[] = ".visible .global .align 4 .u32"
     " __gomp_device_num;";

@@ -217,6 +217,30 @@ static void *completion_data;
 static pthread_t completion_from;
 __thread jmp_buf *standin_fatal_jump;
 
+/* Copy SIZE bytes of what the callbacks recorded at FROM to TO, or clear
+   them (FROM NULL), under CB_LOCK.  */
+static void
+locked_copy (void *to, const void *from, size_t size)
+{
+  pthread_mutex_lock (&cb_lock);
+  if (from != NULL)
+    memcpy (to, from, size);
+  else
+    memset (to, 0, size);
+  pthread_mutex_unlock (&cb_lock);
+}
+
+/* The functions RESET, which clears RECORD (of TYPE), and NOW, which
+   returns a copy of it.  */
+#define RECORD_ACCESSORS(type, record, reset, now) \
+  void reset (void) { locked_copy (&(record), NULL, sizeof (record)); } \
+  type now (void) \
+  { \
+    type r_; \
+    locked_copy (&r_, &(record), sizeof r_); \
+    return r_; \
+  }
+
 /* libgomp's allocators end the program when out of memory; so do
    these.  */
 void *
@@ -337,22 +361,8 @@ GOMP_PLUGIN_goacc_profiling_dispatch (acc_prof_info *prof,
   pthread_mutex_unlock (&cb_lock);
 }
 
-void
-standin_acc_events_reset (void)
-{
-  pthread_mutex_lock (&cb_lock);
-  memset (&acc_events, 0, sizeof acc_events);
-  pthread_mutex_unlock (&cb_lock);
-}
-
-struct standin_acc_events
-standin_acc_events_now (void)
-{
-  pthread_mutex_lock (&cb_lock);
-  struct standin_acc_events e = acc_events;
-  pthread_mutex_unlock (&cb_lock);
-  return e;
-}
+RECORD_ACCESSORS (struct standin_acc_events, acc_events,
+		  standin_acc_events_reset, standin_acc_events_now)
 
 static struct standin_rev rev_record;
 int standin_rev_device;
@@ -397,22 +407,8 @@ GOMP_PLUGIN_target_rev (uint64_t fn, uint64_t mapnum, uint64_t devaddrs,
   pthread_mutex_unlock (&cb_lock);
 }
 
-void
-standin_rev_reset (void)
-{
-  pthread_mutex_lock (&cb_lock);
-  memset (&rev_record, 0, sizeof rev_record);
-  pthread_mutex_unlock (&cb_lock);
-}
-
-struct standin_rev
-standin_rev_now (void)
-{
-  pthread_mutex_lock (&cb_lock);
-  struct standin_rev r = rev_record;
-  pthread_mutex_unlock (&cb_lock);
-  return r;
-}
+RECORD_ACCESSORS (struct standin_rev, rev_record, standin_rev_reset,
+		  standin_rev_now)
 
 static struct standin_target_ext target_ext_record;
 
@@ -438,22 +434,8 @@ GOMP_target_ext (int device, void (*fn) (void *), size_t mapnum,
   pthread_mutex_unlock (&cb_lock);
 }
 
-void
-standin_target_ext_reset (void)
-{
-  pthread_mutex_lock (&cb_lock);
-  memset (&target_ext_record, 0, sizeof target_ext_record);
-  pthread_mutex_unlock (&cb_lock);
-}
-
-struct standin_target_ext
-standin_target_ext_now (void)
-{
-  pthread_mutex_lock (&cb_lock);
-  struct standin_target_ext r = target_ext_record;
-  pthread_mutex_unlock (&cb_lock);
-  return r;
-}
+RECORD_ACCESSORS (struct standin_target_ext, target_ext_record,
+		  standin_target_ext_reset, standin_target_ext_now)
 
 /* Debug messages are always formatted (so that valgrind sees their
    arguments used), shown only when verbose.  */
@@ -506,9 +488,8 @@ GOMP_PLUGIN_fatal (const char *msg, ...)
 int
 errors_now (void)
 {
-  pthread_mutex_lock (&cb_lock);
-  int n = error_count;
-  pthread_mutex_unlock (&cb_lock);
+  int n;
+  locked_copy (&n, &error_count, sizeof n);
   return n;
 }
 
@@ -553,35 +534,30 @@ last_debug (void)
 void
 completions_reset (void)
 {
-  pthread_mutex_lock (&cb_lock);
-  completions = 0;
-  pthread_mutex_unlock (&cb_lock);
+  locked_copy (&completions, NULL, sizeof completions);
 }
 
 int
 completions_now (void)
 {
-  pthread_mutex_lock (&cb_lock);
-  int n = completions;
-  pthread_mutex_unlock (&cb_lock);
+  int n;
+  locked_copy (&n, &completions, sizeof n);
   return n;
 }
 
 void *
 last_completion (void)
 {
-  pthread_mutex_lock (&cb_lock);
-  void *data = completion_data;
-  pthread_mutex_unlock (&cb_lock);
+  void *data;
+  locked_copy (&data, &completion_data, sizeof data);
   return data;
 }
 
 pthread_t
 completion_thread (void)
 {
-  pthread_mutex_lock (&cb_lock);
-  pthread_t t = completion_from;
-  pthread_mutex_unlock (&cb_lock);
+  pthread_t t;
+  locked_copy (&t, &completion_from, sizeof t);
   return t;
 }
 
@@ -607,4 +583,55 @@ standin_load_image_14 (int dev, unsigned version, const void *data,
   int n = (p_load_image) (dev, version, data, table, &rev, NULL);
   check ("load_image clears the reverse-offload table", rev == NULL);
   return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* The 3D copy's arrays.  */
+
+int *
+standin_rect3d_start (int dev, int a[3][4][5], int b[3][4][5])
+{
+  for (int i = 0; i < 60; i++)
+    ((int *) a)[i] = 100 + i, ((int *) b)[i] = -1;
+  int *dd = p_alloc (dev, 2 * 3 * 4 * sizeof (int));
+  int fill[24];
+  for (int i = 0; i < 24; i++)
+    fill[i] = -7;
+  p_host2dev (dev, dd, fill, sizeof fill);
+  return dd;
+}
+
+void
+standin_rect3d_copy (memcpy3d_fn m3, int dev, int a[3][4][5], int b[3][4][5],
+		     int *dd, const char *to_device, const char *to_host)
+{
+  size_t is = sizeof (int);
+  check (to_device, m3 (dev, -1, 3 * is, 2, 2, dd, 0, 0, 0, 4 * is, 3,
+			a, 2 * is, 1, 1, 5 * is, 4) == 1);
+  check (to_host, m3 (-1, dev, 3 * is, 2, 2, b, 1 * is, 2, 1, 5 * is, 4,
+		      dd, 0, 0, 0, 4 * is, 3) == 1);
+}
+
+void
+standin_rect3d_check (int dev, int a[3][4][5], int b[3][4][5],
+		      const int *dd)
+{
+  bool ok = true;
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 4; j++)
+      for (int k = 0; k < 5; k++)
+	{
+	  bool in = i >= 1 && j >= 2 && k >= 1 && k < 4;
+	  ok &= b[i][j][k] == (in ? a[i][j - 1][k + 1] : -1);
+	}
+  check ("memcpy3d: every element", ok);
+  int dback[24];
+  p_dev2host (dev, dback, dd, sizeof dback);
+  ok = true;
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 3; j++)
+      for (int k = 0; k < 4; k++)
+	ok &= dback[(i * 3 + j) * 4 + k] == (j < 2 && k < 3
+					     ? a[i + 1][j + 1][k + 2] : -7);
+  check ("memcpy3d: device bytes outside the block untouched", ok);
 }

@@ -185,6 +185,33 @@ struct standin_acc_events standin_acc_events_now (void);
 /* Where GOMP_PLUGIN_fatal jumps in this thread, when set.  */
 extern __thread jmp_buf *standin_fatal_jump;
 
+/* ---- libgomp 14+'s rectangular copies, GOMP_OFFLOAD_memcpy2d and
+   GOMP_OFFLOAD_memcpy3d (looked up with standin_plugin_sym).  */
+typedef int (*memcpy2d_fn) (int, int, size_t, size_t, void *, size_t, size_t,
+			    size_t, const void *, size_t, size_t, size_t);
+typedef int (*memcpy3d_fn) (int, int, size_t, size_t, size_t, void *, size_t,
+			    size_t, size_t, size_t, size_t, const void *,
+			    size_t, size_t, size_t, size_t, size_t);
+
+/* The 3D copy as the harnesses check it: a 2 x 2 x 3 block of host
+   array A (3 x 4 x 5) at (1, 1, 2) to the origin of a device array of
+   2 x 3 x 4, and back to host array B (3 x 4 x 5) at (1, 2, 1).  */
+
+/* A and B filled (A with 100 + i, B with -1), and the device array on
+   DEV, allocated and filled with -7: returned.  */
+int *standin_rect3d_start (int dev, int a[3][4][5], int b[3][4][5]);
+
+/* The two copies with M3, between A, B and the device array DD on DEV:
+   checks TO_DEVICE and TO_HOST, each one call that succeeds.  */
+void standin_rect3d_copy (memcpy3d_fn m3, int dev, int a[3][4][5],
+			  int b[3][4][5], int *dd, const char *to_device,
+			  const char *to_host);
+
+/* After both copies: checks "memcpy3d: every element" (of B) and
+   "memcpy3d: device bytes outside the block untouched" (of DD on DEV).  */
+void standin_rect3d_check (int dev, int a[3][4][5], int b[3][4][5],
+			   const int *dd);
+
 #pragma GCC visibility pop
 
 /* Which GCC's libgomp the stand-in plays (12 to 16), for the plugin's

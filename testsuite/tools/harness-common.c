@@ -190,6 +190,14 @@ checkf (bool ok, const char *fmt, ...)
   check (name, ok);
 }
 
+void
+harness_libgomp14 (void)
+{
+  offloadkit_standin_libgomp_gcc = 14;
+  check ("version 3", p_version () == 3);
+  check ("2 devices", (p_get_num_devices) (0) == 2);
+}
+
 struct ok_addr_pair *
 harness_load (int dev, unsigned ver, const void *data, size_t expect)
 {

@@ -179,6 +179,11 @@ void checkf (bool ok, const char *fmt, ...)
   (void *) (uintptr_t) (OK_GOMP_TARGET_ARG_THREAD_LIMIT \
 			| ((uintptr_t) (n) << OK_GOMP_TARGET_ARG_VALUE_SHIFT))
 
+/* Play libgomp 14 (offloadkit_standin_libgomp_gcc) and check what it
+   first sees of the plugin: "version 3", and "2 devices" for a program
+   without requirements.  */
+void harness_libgomp14 (void);
+
 /* ---- Image loads.  */
 
 /* Load DATA (registered with VER) on DEV; its table, which must have

@@ -119,6 +119,31 @@ start (void)
   return ok;
 }
 
+/* start, then our image marked as GCC 13+'s (in *V3) loaded on device 0:
+   its table, NULL when either failed.  */
+static struct ok_addr_pair *
+start_marked (const struct ok_openmp_target **v3)
+{
+  if (!start ())
+    return NULL;
+  *v3 = marked_v3 (our_desc);
+  struct ok_addr_pair *t = load (0, *v3);
+  check ("marked image loads", t != NULL);
+  return t;
+}
+
+/* GCC's image (GCCS's target data) in GCC 14's form: GCC 12's and 13's
+   lack ind_func_count, then 0.  */
+static struct gcc14_image
+gccs_as_gcc14 (void)
+{
+  if (OK_GOMP_VERSION_LIB (gccs->version) >= 3)
+    return *(const struct gcc14_image *) gccs->target_data;
+  const struct gcc13_image *g = gccs->target_data;
+  return (struct gcc14_image) { g->code, g->kernel_count, g->kernels, 0,
+				g->global_variable_count };
+}
+
 /* Our image marked as GCC 13+'s: every kernel-argument field, for the
    default sizes and the LDS shared out between teams (60 compute units
    in the fake); the same image without the flag (as our mkoffload leaves
@@ -127,11 +152,8 @@ start (void)
 void
 child_kernargs_v3 (void)
 {
-  if (!start ())
-    return;
-  const struct ok_openmp_target *v3 = marked_v3 (our_desc);
-  struct ok_addr_pair *t = load (0, v3);
-  check ("marked image loads", t != NULL);
+  const struct ok_openmp_target *v3;
+  struct ok_addr_pair *t = start_marked (&v3);
   if (t == NULL)
     return;
   void *fn = (void *) t[0].start;
@@ -178,11 +200,8 @@ child_kernargs_v3 (void)
 void
 child_kernargs_v3_env (void)
 {
-  if (!start ())
-    return;
-  const struct ok_openmp_target *v3 = marked_v3 (our_desc);
-  struct ok_addr_pair *t = load (0, v3);
-  check ("marked image loads", t != NULL);
+  const struct ok_openmp_target *v3;
+  struct ok_addr_pair *t = start_marked (&v3);
   if (t == NULL)
     return;
   struct dispatch d;
@@ -214,15 +233,7 @@ child_gcc_v3_images (void)
   size_t nv = (size_t) (h->vars_end - h->vars) / 2;
   /* From library version 3 (GCC 14) the target data has ind_func_count
      before the variable count.  */
-  struct gcc14_image g14;
-  if (OK_GOMP_VERSION_LIB (gccs->version) >= 3)
-    g14 = *(const struct gcc14_image *) gccs->target_data;
-  else
-    {
-      const struct gcc13_image *g = gccs->target_data;
-      g14 = (struct gcc14_image) { g->code, g->kernel_count, g->kernels, 0,
-				   g->global_variable_count };
-    }
+  struct gcc14_image g14 = gccs_as_gcc14 ();
   check ("GCC's image: no indirect functions", g14.ind_func_count == 0);
   struct gcc13_image g13 = { g14.code, g14.kernel_count, g14.kernels,
 			     g14.global_variable_count };
@@ -801,15 +812,7 @@ child_rev_device_fns (void)
   else
     {
       /* GCC 12's and 13's target data lack ind_func_count.  */
-      struct gcc14_image gd;
-      if (OK_GOMP_VERSION_LIB (gccs->version) >= 3)
-	gd = *(const struct gcc14_image *) gccs->target_data;
-      else
-	{
-	  const struct gcc13_image *o = gccs->target_data;
-	  gd = (struct gcc14_image) { o->code, o->kernel_count, o->kernels, 0,
-				      o->global_variable_count };
-	}
+      struct gcc14_image gd = gccs_as_gcc14 ();
       const struct gcc14_image *g = &gd;
       static struct gcc_kernel ks[64];
       unsigned k0 = 0;

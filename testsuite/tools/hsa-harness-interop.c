@@ -131,19 +131,16 @@ static void
 interop_failures (void)
 {
   long queues = f_outstanding ("queue");
-  struct interop_obj o;
-  volatile bool fatal;
+  int e;
   f_fail ("hsa_queue_create");
-  int e = errors_now ();
-  STANDIN_CATCH_FATAL (fatal, o = new_obj (0, true, NULL));
+  bool fatal = new_obj_fatal (0, &e);
   check ("interop init, hsa_queue_create fails: fatal, one message",
 	 fatal && error_says (e, "interop", "hsa_queue_create", NULL)
 	 && f_outstanding ("queue") == queues);
   f_fail (NULL);
-  o = new_obj (0, true, NULL);
+  struct interop_obj o = new_obj (0, true, NULL);
   f_fail ("hsa_queue_destroy");
-  e = errors_now ();
-  STANDIN_CATCH_FATAL (fatal, interop (&o, 0, DESTROY, false, NULL));
+  fatal = interop_fatal (&o, 0, DESTROY, &e);
   check ("interop destroy, hsa_queue_destroy fails: fatal, one message",
 	 fatal && error_says (e, "interop", "hsa_queue_destroy", NULL)
 	 && o.stream != NULL);

@@ -307,10 +307,7 @@ test_gcc_image (void)
 void
 child_libgomp14 (void)
 {
-  offloadkit_standin_libgomp_gcc = 14;
-  check ("version 3", p_version () == 3);
-  int (*num) (unsigned) = (int (*) (unsigned)) (void *) p_get_num_devices;
-  check ("2 devices", num (0) == 2);
+  harness_libgomp14 ();
   if (!describe_ours () || !p_init_device (0))
     {
       check ("init", false);

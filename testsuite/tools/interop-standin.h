@@ -69,4 +69,26 @@ new_obj (int dev, bool targetsync, const char *prefer)
   return o;
 }
 
+/* Whether a new object of device DEV with a targetsync (new_obj) ends
+   the program (GOMP_PLUGIN_fatal), as it must when the vendor runtime
+   fails; *E gets the error count from before.  */
+static inline bool
+new_obj_fatal (int dev, int *e)
+{
+  volatile bool fatal;
+  *e = errors_now ();
+  STANDIN_CATCH_FATAL (fatal, (void) new_obj (dev, true, NULL));
+  return fatal;
+}
+
+/* The same for the plugin's ACTION (USE, DESTROY) on O.  */
+static inline bool
+interop_fatal (struct interop_obj *o, int dev, int action, int *e)
+{
+  volatile bool fatal;
+  *e = errors_now ();
+  STANDIN_CATCH_FATAL (fatal, interop (o, dev, action, false, NULL));
+  return fatal;
+}
+
 #endif /* OFFLOADKIT_INTEROP_STANDIN_H */

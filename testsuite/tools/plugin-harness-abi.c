@@ -28,11 +28,6 @@ typedef int (*load_image_14) (int, unsigned, const void *,
 			      struct ok_addr_pair **, uint64_t **,
 			      uint64_t *);
 typedef bool (*memset_fn) (int, void *, int, size_t);
-typedef int (*memcpy2d_fn) (int, int, size_t, size_t, void *, size_t, size_t,
-			    size_t, const void *, size_t, size_t, size_t);
-typedef int (*memcpy3d_fn) (int, int, size_t, size_t, size_t, void *, size_t,
-			    size_t, size_t, size_t, size_t, const void *,
-			    size_t, size_t, size_t, size_t, size_t);
 
 /* ------------------------------------------------------------------ */
 /* A one-function, one-variable image.  */
@@ -62,19 +57,32 @@ static const unsigned char abi_ptx[] = "// not really PTX\n";
 static struct ok_tgt_desc abi_tgt;
 static struct ok_openmp_target abi_desc;
 
+/* *DESC and its one image *TGT (the PTX stand-in): NFUNCS functions
+   FUNCS, named FUNC_NAMES, and one variable, VARS (its address and
+   size), named VAR_NAMES.  */
+static void
+abi_make_desc (struct ok_openmp_target *desc, struct ok_tgt_desc *tgt,
+	       void *const *funcs, uint32_t nfuncs,
+	       const char *const *func_names, void *const *vars,
+	       const char *const *var_names)
+{
+  *tgt = (struct ok_tgt_desc) {
+    .device_type = OK_GOMP_DEVICE_NVIDIA_PTX, .image_format = OK_IMAGE_PTX,
+    .image_start = abi_ptx, .image_end = abi_ptx + sizeof abi_ptx,
+    .num_funcs = nfuncs, .num_vars = 1,
+    .func_names = func_names, .var_names = var_names };
+  *desc = (struct ok_openmp_target) {
+    .host = { funcs, funcs + nfuncs, vars, vars + 2 },
+    .magic = OK_DESC_MAGIC, .desc_version = OK_DESC_VERSION,
+    .dev_version = OK_DEV_VERSION, .num_targets = 1, .targets = tgt,
+    .device_num_slot = abi_device_num_slot };
+}
+
 static void
 abi_build (void)
 {
-  abi_tgt = (struct ok_tgt_desc) {
-    .device_type = OK_GOMP_DEVICE_NVIDIA_PTX, .image_format = OK_IMAGE_PTX,
-    .image_start = abi_ptx, .image_end = abi_ptx + sizeof abi_ptx,
-    .num_funcs = 1, .num_vars = 1,
-    .func_names = abi_func_names, .var_names = abi_var_names };
-  abi_desc = (struct ok_openmp_target) {
-    .host = { abi_funcs, abi_funcs + 1, abi_vars, abi_vars + 2 },
-    .magic = OK_DESC_MAGIC, .desc_version = OK_DESC_VERSION,
-    .dev_version = OK_DEV_VERSION, .num_targets = 1, .targets = &abi_tgt,
-    .device_num_slot = abi_device_num_slot };
+  abi_make_desc (&abi_desc, &abi_tgt, abi_funcs, 1, abi_func_names,
+		 abi_vars, abi_var_names);
 }
 
 /* ------------------------------------------------------------------ */
@@ -153,17 +161,8 @@ abi_rev (int gcc)
 	 standin_plugin_sym ("offloadkit_emu_target_ext", &abi_intercept));
   if (abi_intercept == NULL)
     return;
-  abi_rev_tgt = (struct ok_tgt_desc) {
-    .device_type = OK_GOMP_DEVICE_NVIDIA_PTX, .image_format = OK_IMAGE_PTX,
-    .image_start = abi_ptx, .image_end = abi_ptx + sizeof abi_ptx,
-    .num_funcs = 2, .num_vars = 1,
-    .func_names = abi_rev_func_names, .var_names = abi_rev_var_names };
-  abi_rev_desc = (struct ok_openmp_target) {
-    .host = { abi_rev_funcs, abi_rev_funcs + 2, abi_rev_vars,
-	      abi_rev_vars + 2 },
-    .magic = OK_DESC_MAGIC, .desc_version = OK_DESC_VERSION,
-    .dev_version = OK_DEV_VERSION, .num_targets = 1,
-    .targets = &abi_rev_tgt, .device_num_slot = abi_device_num_slot };
+  abi_make_desc (&abi_rev_desc, &abi_rev_tgt, abi_rev_funcs, 2,
+		 abi_rev_func_names, abi_rev_vars, abi_rev_var_names);
   load_image_14 load = (load_image_14) (void *) p_load_image;
   struct ok_addr_pair *t = NULL;
   uint64_t *rev = NULL;
@@ -267,6 +266,21 @@ abi_child (const char *what, int gcc, unsigned mask, int expect,
   standin_in_child (name, abi_child_body, &c, quiet);
 }
 
+/* The device number a region of the loaded images sees.  */
+static long
+abi_region_device_num (void)
+{
+  long *out = p_alloc (0, sizeof (long));
+  void **tv = p_alloc (0, sizeof (void *));
+  p_host2dev (0, tv, &out, sizeof out);
+  p_run (0, (void *) abi_region, tv, NULL);
+  long seen = -9;
+  p_dev2host (0, &seen, out, sizeof seen);
+  p_free (0, out);
+  p_free (0, tv);
+  return seen;
+}
+
 /* load_image as libgomp GCC passes its arguments; the trailing entry.  */
 static void
 abi_load (int gcc)
@@ -303,15 +317,8 @@ abi_load (int gcc)
   int icvs[4] = { 5, 1, 8, 64 };
   check ("trailing entry: host2dev of libgomp's values",
 	 p_host2dev (0, (void *) t[2].start, icvs, size));
-  long *out = p_alloc (0, sizeof (long));
-  void **tv = p_alloc (0, sizeof (void *));
-  p_host2dev (0, tv, &out, sizeof out);
-  p_run (0, (void *) abi_region, tv, NULL);
-  long seen = -9;
-  p_dev2host (0, &seen, out, sizeof seen);
-  check ("region sees the device number libgomp wrote", seen == 5);
-  p_free (0, out);
-  p_free (0, tv);
+  check ("region sees the device number libgomp wrote",
+	 abi_region_device_num () == 5);
   free (t);
   check ("unload", p_unload_image (0, ver, &abi_desc));
 
@@ -365,21 +372,6 @@ abi_load_one (int gcc, const struct ok_openmp_target *desc, const char *what)
       return NULL;
     }
   return t;
-}
-
-/* The device number a region of the loaded images sees.  */
-static long
-abi_region_device_num (void)
-{
-  long *out = p_alloc (0, sizeof (long));
-  void **tv = p_alloc (0, sizeof (void *));
-  p_host2dev (0, tv, &out, sizeof out);
-  p_run (0, (void *) abi_region, tv, NULL);
-  long seen = -9;
-  p_dev2host (0, &seen, out, sizeof seen);
-  p_free (0, out);
-  p_free (0, tv);
-  return seen;
 }
 
 static void
@@ -522,38 +514,10 @@ abi_memory (int gcc)
      origin of a 2 x 3 x 4 device array, and back to a host array at
      (1, 2, 1) of 3 x 4 x 5.  */
   int a[3][4][5], b[3][4][5];
-  for (int i = 0; i < 60; i++)
-    ((int *) a)[i] = 100 + i, ((int *) b)[i] = -1;
-  int *dd = p_alloc (1, 2 * 3 * 4 * sizeof (int));
-  int fill[24];
-  for (int i = 0; i < 24; i++)
-    fill[i] = -7;
-  p_host2dev (1, dd, fill, sizeof fill);
-  check ("memcpy3d: host to device",
-	 m3 (1, -1, 3 * is, 2, 2, dd, 0, 0, 0, 4 * is, 3,
-	     a, 2 * is, 1, 1, 5 * is, 4) == 1);
-  check ("memcpy3d: device to host",
-	 m3 (-1, 1, 3 * is, 2, 2, b, 1 * is, 2, 1, 5 * is, 4,
-	     dd, 0, 0, 0, 4 * is, 3) == 1);
-  ok = true;
-  for (int i = 0; i < 3; i++)
-    for (int j = 0; j < 4; j++)
-      for (int k = 0; k < 5; k++)
-	{
-	  bool in = i >= 1 && i < 3 && j >= 2 && j < 4 && k >= 1 && k < 4;
-	  int want = in ? a[i][j - 1][k + 1] : -1;
-	  ok &= b[i][j][k] == want;
-	}
-  check ("memcpy3d: every element", ok);
-  int dback[24];
-  p_dev2host (1, dback, dd, sizeof dback);
-  ok = true;
-  for (int i = 0; i < 2; i++)
-    for (int j = 0; j < 3; j++)
-      for (int k = 0; k < 4; k++)
-	ok &= dback[(i * 3 + j) * 4 + k] == (j < 2 && k < 3
-					     ? a[i + 1][j + 1][k + 2] : -7);
-  check ("memcpy3d: device bytes outside the block untouched", ok);
+  int *dd = standin_rect3d_start (1, a, b);
+  standin_rect3d_copy (m3, 1, a, b, dd, "memcpy3d: host to device",
+		       "memcpy3d: device to host");
+  standin_rect3d_check (1, a, b, dd);
   check ("memcpy3d: nothing to copy", m3 (1, -1, 0, 0, 0, dd, 0, 0, 0, 0, 0,
 					   a, 0, 0, 0, 0, 0) == 1);
   p_free (1, dd);
