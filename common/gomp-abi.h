@@ -41,6 +41,14 @@
 /* 14: indirect functions (GOMP_VERSION_SUPPORTS_INDIRECT_FUNCS: the
    6-word host table, load_image's HOST_IND_FN_TABLE).  */
 #define OK_GCC_HAS_INDIRECT_FUNCS(gcc) ((gcc) >= 14)
+/* 15: unified shared memory.  A plugin whose devices all meet a
+   program's `requires unified_shared_memory' or `requires self_maps'
+   (GOMP_OFFLOAD_get_num_devices counts them) gets the
+   GOMP_OFFLOAD_CAP_SHARED_MEM capability from libgomp, which then maps
+   nothing: regions get the host's addresses (GCC 16's target.c
+   gomp_target_init and GOMP_target_ext; GCC 15's plugins accept both
+   requirements, GCC 13's and 14's neither).  */
+#define OK_GCC_HAS_USM(gcc) ((gcc) >= 15)
 /* 12 only: an OpenACC launch gets each argument's device address in host
    memory, where later libgomps pass a device block they mapped.  */
 #define OK_GCC_ACC_ARGS_ON_HOST(gcc) ((gcc) <= 12)

@@ -544,6 +544,22 @@ case ,$models, in
   *,openmp,*|*,openacc,*) ;;
   *) die "--models takes openmp, openacc or both, comma-separated";;
 esac
+# The generation of the libgomp the programs run with (the plan's
+# omp_usm): the newest symbol-version node of the libgomp.so gcc links,
+# as the plugins read it (GOMP_6.0 came with GCC 15, GOMP_6.0.1 with 16).
+libgomp_major () {
+  lib=$(gcc -print-file-name=libgomp.so)
+  nodes=$(tr '\000' '\n' < "$lib" 2>/dev/null | grep -x 'GOMP_[0-9.]*' | sort -u)
+  for pair in 16:GOMP_6.0.1 15:GOMP_6.0 14:GOMP_5.1.2 13:GOMP_5.1.1; do
+    if echo "$nodes" | grep -qx "${pair#*:}"; then
+      echo "${pair%%:*}"
+      return
+    fi
+  done
+  echo 12
+}
+CLG_LIBGOMP_MAJOR=$(libgomp_major)
+export CLG_LIBGOMP_MAJOR
 tclsh "$srcdir/check-libgomp.tcl" plan "$root" "$jobroot" "$filter" \
   "${planmode:--}" "$models" > "$work/joblist" || die "planning failed"
 

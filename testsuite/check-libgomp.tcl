@@ -53,6 +53,16 @@ proc et_value { kw lang } {
 	    global device_mode
 	    return $device_mode
 	}
+	omp_usm {
+	    # Unified shared memory: ours on an emulated device, which
+	    # gives it to programs that require it from libgomp 15; never
+	    # the baseline (host fallback), nor a GPU plan (whose GPU may
+	    # not reach pageable memory).
+	    global device_mode gpu_plan
+	    return [expr { $device_mode && !$gpu_plan
+			   && [info exists ::env(CLG_LIBGOMP_MAJOR)]
+			   && $::env(CLG_LIBGOMP_MAJOR) >= 15 }]
+	}
 	offload_device* { return 0 }
 	offload_target_nvptx { return 1 }
 	offload_target_amdgcn { return 0 }
@@ -518,6 +528,7 @@ proc plan_job { f dirs_ lang id bcfg ocfg jobdir n } {
 # ------------------------------------------------------------------ main
 
 set device_mode 0
+set gpu_plan 0
 set acc_type ""
 set opt_level -O2
 set cpu_flags {}
@@ -529,7 +540,10 @@ catch {
 
 switch -- [lindex $argv 0] {
     plan {
-	if { [lindex $argv 4] eq "device" } { set device_mode 1 }
+	if { [lindex $argv 4] eq "device" } {
+	    set device_mode 1
+	    set gpu_plan 1
+	}
 	set models [split [lindex $argv 5] ,]
 	if { $models eq "" } { set models {openmp openacc} }
 	plan [file normalize [lindex $argv 1]] [lindex $argv 2] \

@@ -432,11 +432,15 @@ struct ok_backend
      requires any other.  */
   unsigned requires_supported;
   /* Optional: which of FEATURES (non-zero, all in requires_supported)
-     the devices cannot meet in this process after all (the emulated
-     device's reverse offload needs what the loaded objects allow), said
-     with GOMP_DEBUG=1; 0 when it meets them all.  Asked by the first
-     GOMP_OFFLOAD_get_num_devices, before any image is loaded.  */
-  unsigned (*requires_unmet) (unsigned features);
+     the backend's N > 0 devices cannot meet in this process after all
+     (the emulated device's reverse offload needs what the loaded objects
+     allow; unified shared memory, devices that reach the host's pageable
+     memory), said with GOMP_DEBUG=1; 0 when they meet them all.  Asked
+     by the first GOMP_OFFLOAD_get_num_devices, before any device is
+     started or image loaded.  Unified shared memory and self maps reach
+     it only from a libgomp that gives them (OK_GCC_HAS_USM): the core
+     refuses them for older ones.  */
+  unsigned (*requires_unmet) (unsigned features, int n);
   /* Device code calls host function addresses as they are (the emulated
      device runs host code): images with `declare target indirect'
      functions need no map from host to device addresses (the

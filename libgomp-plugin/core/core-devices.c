@@ -30,6 +30,14 @@ static struct core_slot *core_slots;
    was left out for not meeting them.  */
 static unsigned core_requires;
 static bool core_requires_unmet;
+/* The program requires unified shared memory or self maps, and the
+   plugin has devices, all of which give it (ok_usm).  */
+static bool core_usm;
+
+/* The requirements that make libgomp 15+ map nothing (GOMP_OFFLOAD_CAP_
+   SHARED_MEM).  */
+#define CORE_REQUIRES_USM \
+  (OK_GOMP_REQUIRES_UNIFIED_SHARED_MEMORY | OK_GOMP_REQUIRES_SELF_MAPS)
 
 /* The features of a "requires" mask a device must provide (libgomp
    clears TARGET_USED itself from GCC 13, but not everywhere).  */
@@ -110,9 +118,12 @@ core_probe (void)
       int n = core_counts[b];
       unsigned features = CORE_REQUIRES_FEATURES (core_requires);
       unsigned unmet = features & ~backend->requires_supported;
+      /* libgomp 13 and 14 would go on mapping data as ever.  */
+      if (!OK_GCC_HAS_USM (ok_libgomp_gcc ()))
+	unmet |= features & CORE_REQUIRES_USM;
       if (n > 0 && unmet == 0 && features != 0
 	  && backend->requires_unmet != NULL)
-	unmet = backend->requires_unmet (features);
+	unmet = backend->requires_unmet (features, n);
       if (n > 0 && unmet != 0)
 	{
 	  OK_DEBUG ("%d %s device%s left out: the program requires features"
@@ -125,6 +136,16 @@ core_probe (void)
       total += n;
       OK_DEBUG ("%d %s device%s", n, backend->name, n == 1 ? "" : "s");
     }
+
+  /* Only devices that meet the program's requirements were counted: with
+     unified shared memory among them, libgomp 15+ gives them all the
+     host's memory.  Said at start-up, which memory each kind has.  */
+  unsigned usm = CORE_REQUIRES_FEATURES (core_requires) & CORE_REQUIRES_USM;
+  core_usm = usm != 0 && total > 0;
+  for (int b = 0; b < CORE_MAX_BACKENDS && ok_plugin.backends[b] != NULL;
+       b++)
+    if (counts[b] > 0)
+      ok_trace_memory (ok_plugin.backends[b]->name, counts[b], usm);
 
   struct core_slot *slots = NULL;
   if (total > 0)
@@ -163,6 +184,13 @@ core_slot (int ord, const char *what)
       return NULL;
     }
   return &core_slots[ord];
+}
+
+bool
+ok_usm (void)
+{
+  core_probe ();
+  return core_usm;
 }
 
 struct ok_device *
@@ -385,4 +413,5 @@ core_unload (void)
   core_counted = false;
   core_requires = 0;
   core_requires_unmet = false;
+  core_usm = false;
 }

@@ -386,15 +386,19 @@ GOMP_OFFLOAD_managed_free (int ord, void *ptr)
 /* libgomp 16's omp_target_is_accessible: 1 when code on device ORD can
    access all of [PTR, PTR + SIZE), else 0; 0 also for a backend that
    cannot tell, as libgomp answers for a plugin without the entry point
-   and without shared memory.  */
+   and without shared memory.  With unified shared memory every host
+   address is the device's (as GCC 16's nvptx plugin answers).  */
 int
 GOMP_OFFLOAD_is_accessible_ptr (int ord, const void *ptr, size_t size)
 {
   struct ok_device *dev = core_device (ord, "tell accessible memory");
   uintptr_t end;
   if (dev == NULL || ptr == NULL || size == 0
-      || __builtin_add_overflow ((uintptr_t) ptr, size, &end)
-      || dev->backend->is_accessible == NULL)
+      || __builtin_add_overflow ((uintptr_t) ptr, size, &end))
+    return 0;
+  if (ok_usm ())
+    return 1;
+  if (dev->backend->is_accessible == NULL)
     return 0;
   return dev->backend->is_accessible (dev, ptr, size) > 0;
 }

@@ -63,6 +63,12 @@ extern const char offloadkit_plugin[];
 int ok_libgomp_gcc (void);
 /* Its plugin interface version (GOMP_VERSION): 1, 2 or 3.  */
 unsigned ok_libgomp_version (void);
+/* Whether the program requires unified shared memory (or self maps) and
+   the plugin's devices give it: libgomp 15+ then maps nothing, regions
+   get the host's addresses and every host address is the devices' too.
+   A backend whose devices cannot give it leaves them out (its
+   requires_unmet), so that a true answer holds for every device.  */
+bool ok_usm (void);
 /* The variable load_image returns as its trailing entry for it
    (backend.h, struct ok_trailing_var).  */
 struct ok_trailing_var ok_trailing_var (void);

@@ -167,6 +167,32 @@ ok_trace_image (int ord, const char *backend, const char *what,
 }
 
 void
+ok_trace_memory (const char *backend, int n, unsigned usm)
+{
+  char line[256];
+  const char *what = ((usm & OK_GOMP_REQUIRES_UNIFIED_SHARED_MEMORY)
+		      && (usm & OK_GOMP_REQUIRES_SELF_MAPS)
+		      ? "unified_shared_memory and self_maps"
+		      : (usm & OK_GOMP_REQUIRES_SELF_MAPS) ? "self_maps"
+		      : "unified_shared_memory");
+  if (usm != 0)
+    snprintf (line, sizeof line, "%d %s device%s: the host's memory (the"
+	      " program requires %s)", n, backend, n == 1 ? "" : "s", what);
+  else
+    snprintf (line, sizeof line, "%d %s device%s: memory of %s own", n,
+	      backend, n == 1 ? "" : "s", n == 1 ? "its" : "their");
+  OK_DEBUG ("%s", line);
+  if (ok_trace_mode & OK_TRACE_INFO)
+    {
+      struct ok_tbuf b;
+      ok_tb_init (&b);
+      ok_tb_printf (&b, "offloadkit-%s: %s\n", ok_plugin.name, line);
+      ok_write_all (STDERR_FILENO, b.s, b.len);
+      ok_tb_free (&b);
+    }
+}
+
+void
 ok_trace_launch (int ord, const char *backend, const char *kernel,
 		 const unsigned grid[3], const unsigned block[3], bool async,
 		 uint64_t start, uint64_t end)

@@ -64,6 +64,12 @@ void ok_trace_image (int ord, const char *backend, const char *what,
 		     size_t nfuncs, size_t nvars, uint64_t start,
 		     uint64_t end);
 
+/* The plugin has N devices of BACKEND for this program: with the host's
+   memory when USM (the program's requirements among unified shared
+   memory and self maps) is not 0, else memory of their own; said at
+   start-up (an INFO line; GOMP_DEBUG=1 too).  */
+void ok_trace_memory (const char *backend, int n, unsigned usm);
+
 /* Device ORD ran KERNEL with GRID blocks of BLOCK threads (x, y, z) in
    [START, END]; ASYNC for a target nowait region (END is when its
    completion was seen).  */

@@ -117,6 +117,37 @@ cuda_probe (void)
   return ok_cuda_load ();
 }
 
+/* Unified shared memory and self maps need every device to reach the
+   host's pageable memory (HMM with NVIDIA's open kernel modules, or ATS
+   on Grace Hopper), as GCC 16's plugin-nvptx.c asks in
+   GOMP_OFFLOAD_get_num_devices: else no device is counted, and the
+   program runs on the host (or stops, with OMP_TARGET_OFFLOAD=mandatory,
+   with libgomp's message).  */
+static unsigned
+cuda_requires_unmet (unsigned features, int n)
+{
+  unsigned usm = features & (OK_GOMP_REQUIRES_UNIFIED_SHARED_MEMORY
+			     | OK_GOMP_REQUIRES_SELF_MAPS);
+  for (int d = 0; usm != 0 && d < n; d++)
+    {
+      CUdevice handle;
+      int yes = 0;
+      CUresult r = ok_cuda.cuDeviceGet (&handle, d);
+      if (r == CUDA_SUCCESS)
+	r = ok_cuda.cuDeviceGetAttribute
+	  (&yes, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, handle);
+      if (r != CUDA_SUCCESS || yes == 0)
+	{
+	  OK_DEBUG ("CUDA device %d cannot reach the host's pageable memory"
+		    " (CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS%s): no"
+		    " unified shared memory", d,
+		    r != CUDA_SUCCESS ? " unknown" : " is 0");
+	  return usm;
+	}
+    }
+  return 0;
+}
+
 /* Read attribute ATTR of DEV into *VALUE; false after an error.  */
 static bool
 cuda_attribute (struct cuda_device *dev, int attr, const char *what,
@@ -297,10 +328,14 @@ const struct ok_backend ok_backend_cuda = {
   .device_size = sizeof (struct cuda_device),
   .job_size = sizeof (struct cuda_job),
   /* Device addresses are unified (64-bit CUDA), as GCC's plugin says;
-     reverse offload: cuda-revoff.c, over the table GCC's mkoffload and
-     ours write.  */
+     unified shared memory and self maps where the devices reach pageable
+     memory (cuda_requires_unmet); reverse offload: cuda-revoff.c, over
+     the table GCC's mkoffload and ours write.  */
   .requires_supported = (OK_GOMP_REQUIRES_UNIFIED_ADDRESS
+			 | OK_GOMP_REQUIRES_UNIFIED_SHARED_MEMORY
+			 | OK_GOMP_REQUIRES_SELF_MAPS
 			 | OK_GOMP_REQUIRES_REVERSE_OFFLOAD),
+  .requires_unmet = cuda_requires_unmet,
   .probe = cuda_probe,
   .init_device = cuda_init_device,
   .fini_enter = cuda_fini_enter,

@@ -97,13 +97,19 @@ const struct ok_backend ok_backend_emulated = {
   .job_size = sizeof (struct emu_job),
   .in_order = true,
   /* Host-fallback code on memory of its own: addresses are host addresses
-     (unified address), but mapped data is a copy (no unified shared
-     memory, no self maps).  Reverse offload where the program's calls of
-     GOMP_target_ext can be redirected (emu-rev.c): a `target
-     device(ancestor: 1)' region goes to libgomp, which maps its data back
-     to the host, as for a GPU; else the program gets no emulated device
-     and runs on the host, correctly.  */
+     (unified address), and mapped data is a copy, unless the program
+     requires unified shared memory or self maps: host code can honestly
+     reach the host's memory, so the device is then one that does, and
+     libgomp 15+ maps nothing (the core says which at start-up; its
+     `declare target' variables keep device copies of their own, as on a
+     GPU).  Reverse offload where the program's calls of GOMP_target_ext
+     can be redirected (emu-rev.c): a `target device(ancestor: 1)' region
+     goes to libgomp, which maps its data back to the host, as for a GPU;
+     else the program gets no emulated device and runs on the host,
+     correctly.  */
   .requires_supported = (OK_GOMP_REQUIRES_UNIFIED_ADDRESS
+			 | OK_GOMP_REQUIRES_UNIFIED_SHARED_MEMORY
+			 | OK_GOMP_REQUIRES_SELF_MAPS
 			 | OK_GOMP_REQUIRES_REVERSE_OFFLOAD),
   .requires_unmet = emu_requires_unmet,
   .host_fn_ptrs = true,

@@ -593,8 +593,9 @@ bool emu_got_write (void **slot, bool relro, void *value);
 
 /* backend.h's requires_unmet: reverse offload needs the GOT slots of
    GOMP_target_ext in every loaded object with offloadkit images to be
-   found and writable, and libgomp 13 or newer.  */
-unsigned emu_requires_unmet (unsigned features);
+   found and writable, and libgomp 13 or newer; unified shared memory
+   and self maps are always met (regions run on the host).  */
+unsigned emu_requires_unmet (unsigned features, int n);
 /* At load, when libgomp asks for the reverse-offload table (the program
    requires reverse offload): give it for IMG, LD's image, in *REV_FNS and
    redirect the GOT slots of the object holding IMG's functions.  False

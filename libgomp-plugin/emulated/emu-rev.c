@@ -182,8 +182,9 @@ emu_check_visit (struct dl_phdr_info *info, size_t size, void *data)
 }
 
 unsigned
-emu_requires_unmet (unsigned features)
+emu_requires_unmet (unsigned features, int n)
 {
+  (void) n;
   if (!(features & OK_GOMP_REQUIRES_REVERSE_OFFLOAD))
     return 0;
   const char *why = NULL;

@@ -193,6 +193,26 @@ gcn_fini_device (struct ok_device *d)
   return ok;
 }
 
+/* Unified shared memory and self maps need the agents to reach the
+   host's memory by default (APUs such as MI300A, or XNACK on), as GCC
+   16's plugin-gcn.c asks in GOMP_OFFLOAD_get_num_devices; else no agent
+   is counted.  */
+static unsigned
+gcn_requires_unmet (unsigned features, int n)
+{
+  (void) n;
+  unsigned usm = features & (OK_GOMP_REQUIRES_UNIFIED_SHARED_MEMORY
+			     | OK_GOMP_REQUIRES_SELF_MAPS);
+  if (usm != 0 && !gcn_svm_by_default ())
+    {
+      OK_DEBUG ("the agents do not reach the host's memory by default"
+		" (HSA_AMD_SYSTEM_INFO_SVM_ACCESSIBLE_BY_DEFAULT): no unified"
+		" shared memory");
+      return usm;
+    }
+  return 0;
+}
+
 static int
 gcn_probe (void)
 {
@@ -232,7 +252,10 @@ const struct ok_backend ok_backend_hsa = {
   .job_size = sizeof (struct gcn_job),
   /* GCC 13+'s device code posts `target device (ancestor: 1)' regions in
      its output buffer (hsa-launch.c); GCC 12's needs none of it.  */
-  .requires_supported = OK_GOMP_REQUIRES_REVERSE_OFFLOAD,
+  .requires_supported = (OK_GOMP_REQUIRES_UNIFIED_SHARED_MEMORY
+			 | OK_GOMP_REQUIRES_SELF_MAPS
+			 | OK_GOMP_REQUIRES_REVERSE_OFFLOAD),
+  .requires_unmet = gcn_requires_unmet,
   .probe = gcn_probe,
   .init_device = gcn_init_device,
   .fini_device = gcn_fini_device,

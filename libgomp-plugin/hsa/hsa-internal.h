@@ -212,6 +212,11 @@ struct gcn_image
   size_t ind_count, ind_in_table;
 };
 
+/* Whether agents reach SVM ranges without being named in them, and so
+   all of the host's memory (HSA_AMD_SYSTEM_INFO_SVM_ACCESSIBLE_BY_DEFAULT;
+   hsa-managed.c).  */
+bool gcn_svm_by_default (void);
+
 /* The image hooks (hsa-image.c).  */
 extern const struct ok_image_ops gcn_image_ops;
 /* Address and size of IMG's global variable NAME: 1, or 0 when the

@@ -37,8 +37,7 @@
 /* The smallest heap, as GCC's plugin maps them.  */
 #define GCN_MANAGED_HEAP ((size_t) 1 << 30)
 
-/* Whether agents reach SVM ranges without being named in them.  */
-static bool
+bool
 gcn_svm_by_default (void)
 {
   bool yes = false;

@@ -17,6 +17,7 @@ bool fk_initialised;
 int fk_num_devices = 1;
 int fk_sm = 90;
 int fk_sms = 4;
+long fk_pageable;
 size_t fk_mem_total = (size_t) 8 << 30;
 
 static long fk_calls_since_spec[FK_NSYMS];
@@ -63,6 +64,8 @@ fk_configure (void)
 				      FK_MAX_DEVICES);
   fk_sm = (int) fk_env_long ("FAKECUDA_SM", 90, 10, 255);
   fk_sms = (int) fk_env_long ("FAKECUDA_SMS", 4, 1, 1024);
+  fk_pageable = fk_env_long ("FAKECUDA_PAGEABLE", 0, 0,
+			     (1L << FK_MAX_DEVICES) - 1);
   fk_mem_total = (size_t) fk_env_long ("FAKECUDA_MEM", (long) fk_mem_total,
 				       0, LONG_MAX);
   fake_open_log (&fk_fs, "FAKECUDA_LOG");

@@ -135,6 +135,7 @@ cuDeviceGetAttribute (int *value, int attr, CUdevice dev)
     case FK_ATTR_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: v = 233472; break;
     case FK_ATTR_MAX_REGISTERS_PER_MULTIPROCESSOR: v = 65536; break;
     case FK_ATTR_MANAGED_MEMORY: v = 1; break;
+    case FK_ATTR_PAGEABLE_MEMORY_ACCESS: v = (fk_pageable >> dev) & 1; break;
     case FK_ATTR_MAX_BLOCKS_PER_MULTIPROCESSOR: v = 32; break;
     default: v = 0; break;
     }

@@ -33,6 +33,10 @@
                          CUDA_ERROR_NO_DEVICE)
      FAKECUDA_SM=NN      compute capability major*10+minor (default 90)
      FAKECUDA_SMS=N      multiprocessors per device (default 4)
+     FAKECUDA_PAGEABLE=MASK  devices that reach the host's pageable
+                         memory (CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS
+                         1): bit D for device D (default 0: none, as a
+                         discrete GPU without HMM)
      FAKECUDA_MEM=BYTES  memory per device (default 8 GiB); allocations
                          beyond it fail with CUDA_ERROR_OUT_OF_MEMORY
      FAKECUDA_FAIL=SYM[@N][=ERR],...  make the Nth call (1-based; all
@@ -133,6 +137,7 @@ extern bool fk_initialised;	/* cuInit succeeded.  */
 extern int fk_num_devices;
 extern int fk_sm;		/* Compute capability, major * 10 + minor.  */
 extern int fk_sms;
+extern long fk_pageable;	/* FAKECUDA_PAGEABLE.  */
 extern size_t fk_mem_total;
 
 /* A device's primary context (devices.c).  */

@@ -78,8 +78,8 @@ main (int argc, char **argv)
   static const char *const defaults[] = {
     "OFFLOADKIT_EMULATE", "FAKECUDA_FAIL", "FAKECUDA_CHECK_LEAKS",
     "FAKECUDA_LOG", "FAKECUDA_DEVICES", "FAKECUDA_SM", "FAKECUDA_SMS",
-    "FAKECUDA_MEM", "OFFLOADKIT_CUDA_POOL_MAX", "OFFLOADKIT_CUDA_STAGING_MAX",
-    "OFFLOADKIT_INFO", "OFFLOADKIT_PROFILE", "GOMP_DEBUG" };
+    "FAKECUDA_MEM", "FAKECUDA_PAGEABLE", "OFFLOADKIT_CUDA_POOL_MAX",
+    "OFFLOADKIT_CUDA_STAGING_MAX", "OFFLOADKIT_INFO", "OFFLOADKIT_PROFILE", "GOMP_DEBUG" };
   for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
     unsetenv (defaults[i]);
   Dl_info info;
@@ -169,6 +169,27 @@ main (int argc, char **argv)
 		  HARNESS_LIST ("OFFLOADKIT_STANDIN_LIBGOMP", "15",
 			       "FAKECUDA_DEVICES", "1",
 			       "OFFLOADKIT_EMULATE", "1"), true) },
+    { AREA_CHILD ("USM, every device reaches pageable memory", child_usm_all,
+		  HARNESS_LIST ("OFFLOADKIT_STANDIN_LIBGOMP", "16",
+			       "FAKECUDA_DEVICES", "2",
+			       "FAKECUDA_PAGEABLE", "3"), true) },
+    { AREA_CHILD ("self maps, one device does not", child_self_maps_one_short,
+		  HARNESS_LIST ("OFFLOADKIT_STANDIN_LIBGOMP", "16",
+			       "FAKECUDA_DEVICES", "2",
+			       "FAKECUDA_PAGEABLE", "1"), true) },
+    { AREA_CHILD ("USM, libgomp 14", child_usm_libgomp14,
+		  HARNESS_LIST ("OFFLOADKIT_STANDIN_LIBGOMP", "14",
+			       "FAKECUDA_DEVICES", "1",
+			       "FAKECUDA_PAGEABLE", "1"), true) },
+    { AREA_CHILD ("USM, CUDA device without, emulated device",
+		  child_usm_emulated,
+		  HARNESS_LIST ("OFFLOADKIT_STANDIN_LIBGOMP", "15",
+			       "FAKECUDA_DEVICES", "1",
+			       "OFFLOADKIT_EMULATE", "1"), true) },
+    { AREA_CHILD ("USM not required", child_no_usm,
+		  HARNESS_LIST ("OFFLOADKIT_STANDIN_LIBGOMP", "16",
+			       "FAKECUDA_DEVICES", "1",
+			       "FAKECUDA_PAGEABLE", "1"), true) },
     { AREA_LOADED ("devices", test_devices) },
     { AREA_LOADED ("images", test_load) },
     { AREA_LOADED ("refused images", test_bad_images) },

@@ -208,6 +208,11 @@ void test_memset_rect (void);		/* cuda-harness-memory.c */
 void test_entries (void);		/* cuda-harness-entries.c */
 void test_interop (void);		/* cuda-harness-interop.c */
 void child_interop_emulated (void);
+void child_usm_all (void);		/* cuda-harness-usm.c */
+void child_self_maps_one_short (void);
+void child_usm_libgomp14 (void);
+void child_usm_emulated (void);
+void child_no_usm (void);
 void test_launch (void);		/* cuda-harness-launch.c */
 void test_async (void);			/* cuda-harness-async.c */
 void test_threads (void);

@@ -16,15 +16,16 @@ struct gcc_facts
   int requires, icv_block, reverse_offload, target_rev_callbacks;
   int indirect_funcs, acc_args_on_host;
   int requires_file, gcn_kernargs_v3, passes_libraries, fake_exceptions;
+  int usm;
 };
 
 static const struct gcc_facts facts[] = {
-  /* gcc ver req icv rev cb  ind acc  file v3 libs eh */
-  { 12, 1,  0,  0,  0,  0,  0,  1,   0,  0,  0,   0 },
-  { 13, 2,  1,  1,  1,  1,  0,  0,   1,  1,  0,   0 },
-  { 14, 3,  1,  1,  1,  0,  1,  0,   1,  1,  1,   0 },
-  { 15, 3,  1,  1,  1,  0,  1,  0,   1,  1,  1,   1 },
-  { 16, 3,  1,  1,  1,  0,  1,  0,   1,  1,  1,   1 },
+  /* gcc ver req icv rev cb  ind acc  file v3 libs eh  usm */
+  { 12, 1,  0,  0,  0,  0,  0,  1,   0,  0,  0,   0,  0 },
+  { 13, 2,  1,  1,  1,  1,  0,  0,   1,  1,  0,   0,  0 },
+  { 14, 3,  1,  1,  1,  0,  1,  0,   1,  1,  1,   0,  0 },
+  { 15, 3,  1,  1,  1,  0,  1,  0,   1,  1,  1,   1,  1 },
+  { 16, 3,  1,  1,  1,  0,  1,  0,   1,  1,  1,   1,  1 },
 };
 
 static int failures;
@@ -63,6 +64,8 @@ main (void)
 	     "-l_GCC_ libraries");
       check (!OK_GCC_FAKE_EXCEPTIONS (g) == !f->fake_exceptions, g,
 	     "-mfake-exceptions");
+      check (!OK_GCC_HAS_USM (g) == !f->usm, g,
+	     "unified shared memory (GOMP_OFFLOAD_CAP_SHARED_MEM)");
     }
   return failures != 0;
 }

@@ -178,6 +178,7 @@ main (int argc, char **argv)
   unsetenv ("OFFLOADKIT_EMULATE");
   unsetenv ("FAKEHSA_FAIL");
   unsetenv ("FAKEHSA_AGENTS");
+  unsetenv ("FAKEHSA_SVM_DEFAULT");
 
   ours = register_library (ours_path);
   check ("our library registered one descriptor", ours != NULL);
@@ -301,6 +302,17 @@ main (int argc, char **argv)
 		  child_requires_ua_emulated,
 		  HARNESS_LIST ("FAKEHSA_AGENTS", agent_list,
 			       "OFFLOADKIT_EMULATE", "1"), true) },
+    { AREA_CHILD ("USM, SVM by default", child_usm_svm,
+		  HARNESS_LIST ("OFFLOADKIT_STANDIN_LIBGOMP", "16",
+			       "FAKEHSA_AGENTS", agent_list,
+			       "FAKEHSA_SVM_DEFAULT", "1"), true) },
+    { AREA_CHILD ("USM, no SVM by default", child_usm_no_svm,
+		  HARNESS_LIST ("OFFLOADKIT_STANDIN_LIBGOMP", "16",
+			       "FAKEHSA_AGENTS", agent_list), true) },
+    { AREA_CHILD ("USM, libgomp 14", child_usm_libgomp14,
+		  HARNESS_LIST ("OFFLOADKIT_STANDIN_LIBGOMP", "14",
+			       "FAKEHSA_AGENTS", agent_list,
+			       "FAKEHSA_SVM_DEFAULT", "1"), true) },
     { AREA_LOADED ("devices", test_devices) },
     { AREA_LOADED ("images", test_load) },
     { AREA_LOADED ("refused images", test_bad_images) },

@@ -231,6 +231,9 @@ void child_generic_not_member (void);
 void test_gcc_image (void);		/* hsa-harness-load.c */
 void child_libgomp14 (void);		/* hsa-harness-load.c */
 void child_requires_ua (void);
+void child_usm_svm (void);		/* hsa-harness-usm.c */
+void child_usm_no_svm (void);
+void child_usm_libgomp14 (void);
 void child_requires_ua_emulated (void);
 void test_memory (void);		/* hsa-harness-run.c */
 void test_entries (void);		/* hsa-harness-entries.c */
