@@ -46,8 +46,10 @@
    (GOMP_OFFLOAD_get_num_devices counts them) gets the
    GOMP_OFFLOAD_CAP_SHARED_MEM capability from libgomp, which then maps
    nothing: regions get the host's addresses (GCC 16's target.c
-   gomp_target_init and GOMP_target_ext; GCC 15's plugins accept both
-   requirements, GCC 13's and 14's neither).  */
+   gomp_target_init and GOMP_target_ext, the same in GCC 15.3's; GCC
+   15's plugins accept both requirements, GCC 13's and 14's neither).
+   omp_target_is_accessible answers from the capability in 15 and asks
+   the plugin's is_accessible_ptr from 16.  */
 #define OK_GCC_HAS_USM(gcc) ((gcc) >= 15)
 /* 12 only: an OpenACC launch gets each argument's device address in host
    memory, where later libgomps pass a device block they mapped.  */
