@@ -186,6 +186,22 @@ core_slot (int ord, const char *what)
   return &core_slots[ord];
 }
 
+/* For offloadkit-info: the backend and label of device ORD, initialised
+   ("cuda: device 0 (NVIDIA H100, sm_90)"), into BUF; false when there is
+   no such device.  Exported beside the GOMP_OFFLOAD_ entry points; no
+   libgomp calls it.  */
+bool
+offloadkit_plugin_describe (int ord, char *buf, size_t len)
+{
+  if (ord < 0 || ord >= core_num_devices || buf == NULL || len == 0)
+    return false;
+  struct ok_device *dev = __atomic_load_n (&core_slots[ord].dev,
+					   __ATOMIC_ACQUIRE);
+  snprintf (buf, len, "%s: %s", core_slots[ord].backend->name,
+	    dev != NULL ? dev->label : "not initialised");
+  return true;
+}
+
 bool
 ok_usm (void)
 {

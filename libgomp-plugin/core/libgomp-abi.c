@@ -24,20 +24,8 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "libgomp-nodes.h"
 #include "plugin-core.h"
-
-/* A symbol each libgomp version node holds, newest first.  */
-static const struct
-{
-  int gcc;
-  const char *symbol, *node;
-} abi_nodes[] = {
-  { 16, "omp_target_memset", "GOMP_6.0.1" },
-  { 15, "omp_get_device_from_uid", "GOMP_6.0" },
-  { 15, "GOMP_interop", "GOMP_5.1.3" },
-  { 14, "GOMP_add_alloc", "GOMP_5.1.2" },
-  { 13, "GOMP_taskwait_depend_nowait", "GOMP_5.1.1" },
-};
 
 static pthread_once_t abi_once = PTHREAD_ONCE_INIT;
 static int abi_gcc = 12;
@@ -77,11 +65,13 @@ abi_detect (void)
       how = "a test stand-in";
     }
   else
-    for (size_t i = 0; i < sizeof abi_nodes / sizeof abi_nodes[0]; i++)
-      if (dlvsym (handle, abi_nodes[i].symbol, abi_nodes[i].node) != NULL)
+    for (size_t i = 0;
+	 i < sizeof ok_libgomp_nodes / sizeof ok_libgomp_nodes[0]; i++)
+      if (dlvsym (handle, ok_libgomp_nodes[i].symbol,
+		  ok_libgomp_nodes[i].node) != NULL)
 	{
-	  abi_gcc = abi_nodes[i].gcc;
-	  how = abi_nodes[i].node;
+	  abi_gcc = ok_libgomp_nodes[i].gcc;
+	  how = ok_libgomp_nodes[i].node;
 	  break;
 	}
   if (OK_GCC_HAS_REVERSE_OFFLOAD (abi_gcc))

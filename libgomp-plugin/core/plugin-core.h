@@ -69,6 +69,8 @@ unsigned ok_libgomp_version (void);
    A backend whose devices cannot give it leaves them out (its
    requires_unmet), so that a true answer holds for every device.  */
 bool ok_usm (void);
+/* offloadkit-info's question, exported (core-devices.c).  */
+bool offloadkit_plugin_describe (int ord, char *buf, size_t len);
 /* The variable load_image returns as its trailing entry for it
    (backend.h, struct ok_trailing_var).  */
 struct ok_trailing_var ok_trailing_var (void);
