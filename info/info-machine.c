@@ -111,8 +111,11 @@ driver_facts (enum info_kind kind, int fd)
     }
 }
 
+/* Ask the plugin of KIND, loaded as libgomp loads it, what it has; with
+   USM only how many devices it counts for a program that requires
+   unified shared memory (a plugin decides its count once per process).  */
 static void
-child_probe (enum info_kind kind, int fd)
+child_probe (enum info_kind kind, int fd, bool usm)
 {
   void *gomp = dlopen ("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL);
   if (gomp == NULL)
@@ -154,6 +157,12 @@ child_probe (enum info_kind kind, int fd)
     {
       say (fd, "@@ plugin-error it has no GOMP_OFFLOAD_get_num_devices or"
 	   " GOMP_OFFLOAD_init_device");
+      return;
+    }
+  if (usm)
+    {
+      say (fd, "@@ usm-devices %d",
+	   num (OK_GOMP_REQUIRES_UNIFIED_SHARED_MEMORY));
       return;
     }
   /* A program without requirements; libgomp 12 passes no argument.  */
@@ -267,6 +276,8 @@ parse_line (struct info_machine *m, struct info_plugin *pl, char *line)
     pl->ours = atoi (val) != 0;
   else if (strcmp (key, "devices") == 0)
     pl->num_devices = atoi (val);
+  else if (strcmp (key, "usm-devices") == 0)
+    pl->usm_devices = atoi (val);
   else if (strcmp (key, "reason") == 0)
     {
       size_t n = strlen (pl->reasons);
@@ -301,10 +312,9 @@ now (void)
 }
 
 static void
-probe_kind (struct info_machine *m, enum info_kind kind)
+probe_kind (struct info_machine *m, enum info_kind kind, bool usm)
 {
   struct info_plugin *pl = &m->plugins[kind];
-  pl->num_devices = 0;
   int fds[2];
   if (pipe (fds) != 0)
     {
@@ -332,7 +342,7 @@ probe_kind (struct info_machine *m, enum info_kind kind)
       /* What the plugin says while counting is the reason it counts
 	 none; libgomp reads the setting when it is loaded.  */
       setenv ("GOMP_DEBUG", "1", 1);
-      child_probe (kind, fds[1]);
+      child_probe (kind, fds[1], usm);
       _exit (0);
     }
   close (fds[1]);
@@ -408,7 +418,20 @@ info_machine_probe (struct info_machine *m)
   memset (m, 0, sizeof *m);
   m->gcc = 12;
   for (int k = 0; k < INFO_NKINDS; k++)
-    probe_kind (m, (enum info_kind) k);
+    {
+      struct info_plugin *pl = &m->plugins[k];
+      pl->usm_devices = -2;
+      probe_kind (m, (enum info_kind) k, false);
+      /* Unified shared memory exists from libgomp 15 only.  */
+      if (pl->error[0] == '\0' && pl->num_devices > 0 && m->gcc >= 15)
+	{
+	  char *log = pl->log;
+	  pl->log = NULL;
+	  probe_kind (m, (enum info_kind) k, true);
+	  free (pl->log);
+	  pl->log = log;
+	}
+    }
 }
 
 void

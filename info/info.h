@@ -34,6 +34,9 @@ struct info_plugin
   bool ours;			/* offloadkit's (its offloadkit_plugin mark).  */
   char error[512];		/* Why it could not be loaded or asked.  */
   int num_devices;		/* -1: the program's requirements unmet.  */
+  /* Devices counted for a program that requires unified shared memory
+     (libgomp 15+): -1 none, -2 not asked.  */
+  int usm_devices;
   int ndevs;
   struct info_device devs[INFO_MAX_DEVICES];
   char reasons[512];		/* What this machine lacks for it.  */

@@ -175,6 +175,16 @@ print_machine_text (const struct info_machine *m)
 	    printf (", %s", dev->driver);
 	  putchar ('\n');
 	}
+      if (pl->usm_devices > 0)
+	printf ("  unified shared memory: yes, %d device%s, for programs"
+		" that require it\n", pl->usm_devices,
+		pl->usm_devices == 1 ? "" : "s");
+      else if (pl->usm_devices != -2)
+	printf ("  unified shared memory: no (the devices do not reach the"
+		" host's memory)\n");
+      else if (plugin_has_devices (pl))
+	printf ("  unified shared memory: no (libgomp %d gives none)\n",
+		m->gcc);
       if ((pl->num_devices <= 0 || pl->error[0]) && pl->log != NULL)
 	{
 	  /* The plugin's own words, indented.  */
@@ -262,9 +272,10 @@ print_json (const struct info_machine *m, struct info_program *progs,
       json_str (info_kind_target[k]);
       printf (",\"path\":");
       json_str (pl->path);
-      printf (",\"offloadkit\":%s,\"devices\":%d,\"error\":",
-	      pl->ours ? "true" : "false",
-	      pl->error[0] ? 0 : pl->num_devices);
+      printf (",\"offloadkit\":%s,\"devices\":%d,\"usm_devices\":%d,"
+	      "\"error\":", pl->ours ? "true" : "false",
+	      pl->error[0] ? 0 : pl->num_devices,
+	      pl->usm_devices > 0 ? pl->usm_devices : 0);
       json_str (pl->error);
       printf (",\"reasons\":");
       json_str (pl->reasons);
