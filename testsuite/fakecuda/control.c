@@ -48,6 +48,7 @@ fk_outstanding_more (const char *kind)
       n = 0;
       for (int d = 0; d < FK_MAX_DEVICES; d++)
 	n += fk_ctxs[d].refs;
+      n += fk_created_alive ();
     }
   else if (strcmp (kind, "mem_bytes") == 0)
     {
@@ -61,7 +62,8 @@ fk_outstanding_more (const char *kind)
 
 /* How many objects of KIND are alive: "mem" (cuMemAlloc blocks), "host"
    (page-locked host blocks), "module", "stream", "event", "link",
-   "context" (primary context retains not released); "mem_bytes" their
+   "context" (primary context retains not released, and contexts of
+   cuCtxCreate_v2 not destroyed); "mem_bytes" their
    bytes.  -1 for an unknown kind.  */
 long
 fakecuda_outstanding (const char *kind)

@@ -86,11 +86,14 @@ fk_default_error (int sym)
     case FK_cuMemAlloc_v2:
     case FK_cuMemHostAlloc:
     case FK_cuMemAllocHost_v2:
+    case FK_cuCtxCreate_v2:
       return CUDA_ERROR_OUT_OF_MEMORY;
     case FK_cuLinkAddData_v2:
+    case FK_cuLinkAddData:
     case FK_cuLinkComplete:
     case FK_cuModuleLoadData:
     case FK_cuModuleLoadDataEx:
+    case FK_cuModuleLoad:
       return CUDA_ERROR_INVALID_PTX;
     case FK_cuLaunchKernel:
     case FK_kernel_fault:
@@ -144,8 +147,11 @@ static const struct { int code; const char *name, *text; } fk_errors[] = {
   { 201, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context" },
   { 209, "CUDA_ERROR_NO_BINARY_FOR_GPU",
     "no kernel image is available for execution on the device" },
+  { 215, "CUDA_ERROR_UNSUPPORTED_LIMIT", "limit is not supported on this"
+    " architecture" },
   { 218, "CUDA_ERROR_INVALID_PTX",
     "a PTX JIT compilation failed" },
+  { 301, "CUDA_ERROR_FILE_NOT_FOUND", "file not found" },
   { 400, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle" },
   { 500, "CUDA_ERROR_NOT_FOUND", "named symbol not found" },
   { 600, "CUDA_ERROR_NOT_READY", "device not ready" },
@@ -153,6 +159,7 @@ static const struct { int code; const char *name, *text; } fk_errors[] = {
     "an illegal memory access was encountered" },
   { 701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
     "too many resources requested for launch" },
+  { 709, "CUDA_ERROR_CONTEXT_IS_DESTROYED", "context is destroyed" },
   { 719, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure" },
   { 800, "CUDA_ERROR_NOT_PERMITTED", "operation not permitted" },
   { 801, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported" },
@@ -220,12 +227,36 @@ fk_init (void)
   pthread_atfork (fk_atfork_prepare, fk_atfork_parent, fk_atfork_child);
 }
 
+/* FAKECUDA_CALLS=FILE: append the calls of each exported driver function
+   called at least once, "SYM N" a line.  */
+static void
+fk_write_calls (void)
+{
+  const char *name = getenv ("FAKECUDA_CALLS");
+  if (name == NULL || *name == '\0')
+    return;
+  FILE *f = fopen (name, "a");
+  if (f == NULL)
+    {
+      fprintf (stderr, "fakecuda: cannot open FAKECUDA_CALLS=%s\n", name);
+      return;
+    }
+  pthread_mutex_lock (&fk_lock);
+  for (int i = 0; i < FK_NSYMS; i++)
+    if (i != FK_kernel_fault && fk_calls_total[i] > 0)
+      fprintf (f, "%s %ld\n", fk_sym_names[i], fk_calls_total[i]);
+  pthread_mutex_unlock (&fk_lock);
+  fclose (f);
+}
+
 /* At unload or exit: stop the callback thread (its code is about to go
-   away) and, if asked, fail when anything is still alive.  */
+   away), write the call counts if asked, and, if asked, fail when
+   anything is still alive.  */
 __attribute__ ((destructor)) static void
 fk_fini (void)
 {
   fk_callbacks_stop ();
+  fk_write_calls ();
 
   /* Our own tables (what they point to, if anything, is the caller's
      leak).  */

@@ -1,5 +1,5 @@
-/* The fake libcuda: devices and their primary contexts.  See
-   fake-cuda.h.  */
+/* The fake libcuda: devices, their primary contexts and the contexts
+   cuCtxCreate_v2 makes.  See fake-cuda.h.  */
 
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -7,6 +7,11 @@
 #include "fake-cuda.h"
 
 struct fk_ctx fk_ctxs[FK_MAX_DEVICES];
+/* The contexts of cuCtxCreate_v2: a slot is alive while its REFS is 1; a
+   destroyed one stays (CREATED, REFS 0) until a new context takes it, so
+   that a thread on which it is still current gets
+   CUDA_ERROR_CONTEXT_IS_DESTROYED, not a dangling pointer.  */
+static struct fk_ctx fk_created[FK_MAX_CREATED];
 
 /* The calling thread's context stack; the current context is the top.  */
 #define FK_CTX_STACK 16
@@ -20,11 +25,33 @@ fk_current (void)
 }
 
 static bool
+fk_is_primary (struct fk_ctx *c)
+{
+  return c >= fk_ctxs && c < fk_ctxs + FK_MAX_DEVICES;
+}
+
+static bool
+fk_is_created (struct fk_ctx *c)
+{
+  return c >= fk_created && c < fk_created + FK_MAX_CREATED;
+}
+
+/* A primary context, or a created one not destroyed.  */
+static bool
 fk_valid_ctx (struct fk_ctx *c)
 {
-  return c >= fk_ctxs && c < fk_ctxs + FK_MAX_DEVICES
+  return (fk_is_primary (c) || (fk_is_created (c) && c->refs > 0))
 	 && c->magic == FK_MAGIC_CTX
 	 && c->device < fk_num_devices;
+}
+
+long
+fk_created_alive (void)
+{
+  long n = 0;
+  for (int i = 0; i < FK_MAX_CREATED; i++)
+    n += fk_created[i].refs > 0;
+  return n;
 }
 
 /* ------------------------------------------------------------------ */
@@ -269,5 +296,147 @@ cuCtxSynchronize (void)
 	break;
       pthread_cond_wait (&fk_cond, &fk_lock);
     }
+  RETURN (CUDA_SUCCESS);
+}
+
+/* cuCtxCreate (CUDA driver API, the cuCtxCreate_v2 ABI: no creation
+   parameters): a new context on DEV, with a usage count of 1, made
+   current to the calling thread by pushing it on its stack (the context
+   current before is restored by cuCtxPopCurrent).  FLAGS: a scheduling
+   mode (CU_CTX_SCHED_*) and flags within CU_CTX_FLAGS_MASK, which change
+   nothing here.  */
+CUresult
+cuCtxCreate_v2 (CUcontext *pctx, unsigned int flags, CUdevice dev)
+{
+  ENTER (cuCtxCreate_v2);
+  NEED_INIT (cuCtxCreate_v2);
+  NEED_DEVICE (cuCtxCreate_v2, dev);
+  unsigned sched = flags & FK_CTX_SCHED_MASK;
+  if (pctx == NULL || (flags & ~FK_CTX_FLAGS_MASK) != 0
+      || (sched != 0 && sched != 1 && sched != 2 && sched != 4))
+    {
+      fk_bad (FK_cuCtxCreate_v2, "%s", pctx == NULL ? "NULL result pointer"
+	      : "bad flags");
+      RETURN (CUDA_ERROR_INVALID_VALUE);
+    }
+  if (fk_ctx_depth == FK_CTX_STACK)
+    {
+      fk_bad (FK_cuCtxCreate_v2, "context stack deeper than %d",
+	      FK_CTX_STACK);
+      RETURN (CUDA_ERROR_INVALID_VALUE);
+    }
+  /* A slot never used first, then a destroyed one.  */
+  struct fk_ctx *c = NULL;
+  for (int pass = 0; pass < 2 && c == NULL; pass++)
+    for (int i = 0; i < FK_MAX_CREATED && c == NULL; i++)
+      if (fk_created[i].refs == 0
+	  && (pass == 1 || fk_created[i].magic != FK_MAGIC_CTX))
+	c = &fk_created[i];
+  if (c == NULL)
+    {
+      fk_log ("context create device %d: more than %d contexts", dev,
+	      FK_MAX_CREATED);
+      RETURN (CUDA_ERROR_OUT_OF_MEMORY);
+    }
+  *c = (struct fk_ctx) { .magic = FK_MAGIC_CTX, .device = dev, .refs = 1,
+			 .created = true };
+  fk_ctx_stack[fk_ctx_depth++] = c;
+  *pctx = c;
+  fk_log ("context create device %d %p flags %#x", dev, (void *) c, flags);
+  RETURN (CUDA_SUCCESS);
+}
+
+/* cuCtxDestroy (CUDA driver API, cuCtxDestroy_v2): destroy CTX, a context
+   of cuCtxCreate's, whatever threads it is current to, with everything
+   made in it (memory, modules, streams, events, link states; once the
+   work queued on its streams is done).  Popped from the calling thread's
+   stack if current there; other threads where it is current get
+   CUDA_ERROR_CONTEXT_IS_DESTROYED.  A primary context is not destroyed
+   this way (cuDevicePrimaryCtxRelease): CUDA_ERROR_INVALID_CONTEXT.  */
+CUresult
+cuCtxDestroy_v2 (CUcontext ctx)
+{
+  ENTER (cuCtxDestroy_v2);
+  NEED_INIT (cuCtxDestroy_v2);
+  if (ctx == NULL || !fk_valid_ctx (ctx) || !ctx->created)
+    {
+      fk_bad (FK_cuCtxDestroy_v2, "%p is not a live context of"
+	      " cuCtxCreate's%s", (void *) ctx,
+	      ctx != NULL && fk_is_primary (ctx) ? " (a primary context)"
+	      : "");
+      RETURN (ctx == NULL ? CUDA_ERROR_INVALID_VALUE
+	      : CUDA_ERROR_INVALID_CONTEXT);
+    }
+  /* The work queued in the context is finished first.  */
+  for (;;)
+    {
+      bool pending = false;
+      struct fk_stream *s;
+      FAKE_HANDLES_EACH (&fk_handles, FK_H_STREAM, s)
+	if (s->ctx == ctx && (fk_stream_pending (s) || s->callbacks > 0))
+	  pending = true;
+      if (!pending)
+	break;
+      pthread_cond_wait (&fk_cond, &fk_lock);
+    }
+  int links = fk_links_drop (ctx);
+  int modules = fk_modules_drop (ctx);
+  int streams = fk_streams_drop (ctx);
+  int events = fk_events_drop (ctx);
+  int blocks = fk_blocks_drop (ctx);
+  ctx->refs = 0;
+  if (fk_ctx_depth > 0 && fk_ctx_stack[fk_ctx_depth - 1] == ctx)
+    fk_ctx_depth--;
+  fk_log ("context destroy device %d %p: freed %d blocks, %d modules,"
+	  " %d streams, %d events, %d link states", ctx->device,
+	  (void *) ctx, blocks, modules, streams, events, links);
+  RETURN (CUDA_SUCCESS);
+}
+
+/* cuCtxGetDevice (CUDA driver API): the device of the calling thread's
+   current context.  Without one, CUDA_ERROR_INVALID_CONTEXT, which is an
+   answer, not a misuse: callers ask this to learn whether a context is
+   current.  */
+CUresult
+cuCtxGetDevice (CUdevice *device)
+{
+  ENTER (cuCtxGetDevice);
+  NEED_INIT (cuCtxGetDevice);
+  if (device == NULL)
+    {
+      fk_bad (FK_cuCtxGetDevice, "NULL result pointer");
+      RETURN (CUDA_ERROR_INVALID_VALUE);
+    }
+  struct fk_ctx *c = fk_current ();
+  if (c == NULL)
+    RETURN (CUDA_ERROR_INVALID_CONTEXT);
+  if (c->refs <= 0)
+    RETURN (c->created ? CUDA_ERROR_CONTEXT_IS_DESTROYED
+	    : CUDA_ERROR_INVALID_CONTEXT);
+  *device = c->device;
+  RETURN (CUDA_SUCCESS);
+}
+
+/* cuCtxSetLimit (CUDA driver API): set LIMIT of the current context to
+   VALUE.  The limits of CUDA 13 are known; those that can only be queried
+   (CU_LIMIT_SHMEM_SIZE, CU_LIMIT_CIG_ENABLED) are CUDA_ERROR_INVALID_VALUE,
+   unknown ones CUDA_ERROR_UNSUPPORTED_LIMIT.  Nothing here depends on a
+   limit; the log has each one set.  */
+CUresult
+cuCtxSetLimit (int limit, size_t value)
+{
+  ENTER (cuCtxSetLimit);
+  NEED_CTX (cuCtxSetLimit);
+  if (limit < 0 || limit >= FK_LIMIT_COUNT)
+    {
+      fk_log ("limit %d: unsupported", limit);
+      RETURN (CUDA_ERROR_UNSUPPORTED_LIMIT);
+    }
+  if (limit == FK_LIMIT_SHMEM_SIZE || limit == FK_LIMIT_CIG_ENABLED)
+    {
+      fk_bad (FK_cuCtxSetLimit, "limit %d can only be queried", limit);
+      RETURN (CUDA_ERROR_INVALID_VALUE);
+    }
+  fk_log ("limit %d = %zu device %d", limit, value, fk_current ()->device);
   RETURN (CUDA_SUCCESS);
 }

@@ -30,6 +30,23 @@ fk_event_arg (int sym, CUevent ev)
        if (((e) = fk_event_arg (FK_##sym, (ev))) == NULL) \
 	 RETURN (CUDA_ERROR_INVALID_HANDLE); } while (0)
 
+int
+fk_events_drop (struct fk_ctx *ctx)
+{
+  int n = 0;
+  for (;;)
+    {
+      struct fk_event *e, *found = NULL;
+      FAKE_HANDLES_EACH (&fk_handles, FK_H_EVENT, e)
+	if (e->ctx == ctx)
+	  found = e;
+      if (found == NULL)
+	return n;
+      fake_handle_free (&fk_handles, FK_H_EVENT, found);
+      n++;
+    }
+}
+
 static bool
 fk_event_pending (struct fk_event *e)
 {

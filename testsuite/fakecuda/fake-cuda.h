@@ -1,6 +1,8 @@
 /* A fault-injecting stand-in for NVIDIA's libcuda.so.1, for tests only.
 
    It exports the CUDA driver functions offloadkit's CUDA backend calls,
+   and those GCC's own nvptx plugin (GCC 12 to 16) resolves, so that
+   either plugin runs over it (offloadkit.cuda/gcc-plugin-fake.exp),
    under their real symbol names and C ABI (checked against CUDA 13's
    cuda.h; declared here on purpose, not taken from the plugin's
    cuda-api.h, so that a wrong constant or symbol name there shows up as a
@@ -25,7 +27,11 @@
    - symbols in the initialisers of 64-bit PTX globals (GCC's tables of
      functions) get addresses made up from their names
      (fakecuda_symbol_address);
-   - contexts are checked: work needs a current, retained context;
+   - contexts are checked: work needs a current context, retained (a
+     primary context) or not yet destroyed (one of cuCtxCreate_v2's,
+     whose cuCtxDestroy_v2 frees everything made in it: memory, modules,
+     streams, events, link states); memory is counted per device,
+     whatever its context;
    - everything created is counted, so that a test can see leaks.
 
    Environment (read at the first call):
@@ -41,14 +47,20 @@
                          beyond it fail with CUDA_ERROR_OUT_OF_MEMORY
      FAKECUDA_FAIL=SYM[@N][=ERR],...  make the Nth call (1-based; all
                          calls without @N) of exported symbol SYM (or
-                         SYM_v2) return ERR (a number; default: a fitting
-                         error, see fk_default_error).  SYM kernel_fault
+                         SYM_v2, unless the fake also exports SYM itself,
+                         as it does cuLinkCreate, cuLinkAddData and
+                         cuDeviceGetUuid: then that one only) return ERR
+                         (a number; default: a fitting error, see
+                         fk_default_error).  SYM kernel_fault
                          makes the Nth kernel launched fault on the device:
                          the launch succeeds, waiting for its stream
                          returns ERR (CUDA_ERROR_LAUNCH_FAILED) from then on
      FAKECUDA_LOG=FILE   append one line per event (launch, copy,
                          allocation, module load, injected failure, bad
                          call)
+     FAKECUDA_CALLS=FILE at unload or exit, append to FILE one line "SYM N"
+                         for each exported driver function SYM called (N
+                         times, N > 0), whatever the calls returned
      FAKECUDA_CHECK_LEAKS=1  at unload or exit, print "fakecuda: leaked
                          ..." on stderr and _exit (97) if anything created
                          is still alive.
@@ -60,7 +72,7 @@
    This header is what the fake's files share; each file has one area:
      core.c      configuration, the entry of every call, error names, the
                  library's start and end
-     devices.c   devices and contexts
+     devices.c   devices and contexts (primary and created)
      memory.c    device and page-locked memory, copies
      ptx.c, cubin.c, image.c  reading images (image.h)
      modules.c   modules, kernels, variables
@@ -92,23 +104,30 @@
   X (cuDevicePrimaryCtxRetain) X (cuDevicePrimaryCtxRelease_v2) \
   X (cuCtxSetCurrent) X (cuCtxGetCurrent) X (cuCtxPushCurrent_v2) \
   X (cuCtxPopCurrent_v2) X (cuCtxSynchronize) \
+  X (cuCtxCreate_v2) X (cuCtxDestroy_v2) X (cuCtxGetDevice) \
+  X (cuCtxSetLimit) \
   X (cuMemAlloc_v2) X (cuMemFree_v2) X (cuMemHostAlloc) \
   X (cuMemAllocHost_v2) X (cuMemFreeHost) X (cuMemGetInfo_v2) \
   X (cuMemcpyHtoD_v2) X (cuMemcpyDtoH_v2) X (cuMemcpyDtoD_v2) \
   X (cuMemcpyHtoDAsync_v2) X (cuMemcpyDtoHAsync_v2) \
   X (cuMemcpyDtoDAsync_v2) X (cuMemsetD8Async) \
+  X (cuMemcpy) X (cuMemsetD8_v2) X (cuMemGetAddressRange_v2) \
+  X (cuMemHostGetDevicePointer_v2) \
   X (cuModuleLoadData) X (cuModuleLoadDataEx) X (cuModuleUnload) \
+  X (cuModuleLoad) \
   X (cuModuleGetFunction) X (cuModuleGetGlobal_v2) X (cuFuncGetAttribute) \
   X (cuLinkCreate_v2) X (cuLinkAddData_v2) X (cuLinkComplete) \
-  X (cuLinkDestroy) X (cuLaunchKernel) X (cuOccupancyMaxPotentialBlockSize) \
+  X (cuLinkDestroy) X (cuLinkCreate) X (cuLinkAddData) \
+  X (cuLaunchKernel) X (cuOccupancyMaxPotentialBlockSize) \
   X (cuStreamCreate) X (cuStreamDestroy_v2) X (cuStreamSynchronize) \
   X (cuStreamQuery) X (cuStreamWaitEvent) X (cuStreamAddCallback) \
   X (cuLaunchHostFunc) \
   X (cuEventCreate) X (cuEventRecord) X (cuEventSynchronize) \
   X (cuEventQuery) X (cuEventElapsedTime) X (cuEventElapsedTime_v2) \
   X (cuEventDestroy_v2) \
-  X (cuMemcpy2D_v2) X (cuMemcpy3D_v2) X (cuMemAllocManaged) \
-  X (cuPointerGetAttribute) X (cuDeviceGetUuid_v2) \
+  X (cuMemcpy2D_v2) X (cuMemcpy2DUnaligned_v2) X (cuMemcpy3D_v2) \
+  X (cuMemAllocManaged) \
+  X (cuPointerGetAttribute) X (cuDeviceGetUuid_v2) X (cuDeviceGetUuid) \
   X (kernel_fault)
 
 enum fk_sym_id
@@ -140,15 +159,23 @@ extern int fk_sms;
 extern long fk_pageable;	/* FAKECUDA_PAGEABLE.  */
 extern size_t fk_mem_total;
 
-/* A device's primary context (devices.c).  */
+/* A context (devices.c): a device's primary context, in fk_ctxs, or one
+   made by cuCtxCreate_v2, in a pool of its own.  */
 struct fk_ctx
 {
   unsigned magic;
   int device;
-  long refs;			/* Primary retains minus releases.  */
+  /* A primary context: retains minus releases.  A created one: 1 until
+     cuCtxDestroy_v2, then 0.  */
+  long refs;
+  bool created;			/* Made by cuCtxCreate_v2.  */
+  /* In a primary context only: the bytes of device memory in use on its
+     device, by all its contexts (see fk_dev_mem).  */
   size_t mem_used;
 };
 extern struct fk_ctx fk_ctxs[FK_MAX_DEVICES];
+/* The contexts that cuCtxCreate_v2 can have alive at once.  */
+#define FK_MAX_CREATED 64
 
 /* Set while a host function enqueued on a stream runs: CUDA forbids
    driver calls there (streams.c).  */
@@ -283,20 +310,38 @@ int fk_default_error (int sym);
 	 { fk_bad (FK_##sym, "cuInit has not succeeded"); \
 	   RETURN (CUDA_ERROR_NOT_INITIALIZED); } } while (0)
 
-/* After ENTER: a retained context is current on this thread.  */
+/* After ENTER: a retained (primary) or live (created) context is
+   current on this thread.  */
 #define NEED_CTX(sym) \
   do { NEED_INIT (sym); \
        struct fk_ctx *c_ = fk_current (); \
        if (c_ == NULL || c_->refs <= 0) \
 	 { fk_bad (FK_##sym, c_ == NULL ? "no current context" \
+		   : c_->created ? "current context was destroyed" \
 		   : "current context was released"); \
-	   RETURN (CUDA_ERROR_INVALID_CONTEXT); } } while (0)
+	   RETURN (c_ != NULL && c_->created \
+		   ? CUDA_ERROR_CONTEXT_IS_DESTROYED \
+		   : CUDA_ERROR_INVALID_CONTEXT); } } while (0)
 
 /* ------------------------------------------------------------------ */
 /* What the files give each other.  */
 
 /* devices.c: the calling thread's current context, or NULL.  */
 struct fk_ctx *fk_current (void);
+/* The bytes of device memory in use on CTX's device (all its contexts
+   together).  */
+#define fk_dev_mem(ctx) (fk_ctxs[(ctx)->device].mem_used)
+
+/* What cuCtxDestroy_v2 frees with context CTX, by kind, each returning how
+   many it freed: memory.c its device and page-locked blocks (module
+   globals go with their modules), modules.c its modules, streams.c its
+   streams (no work pending), events.c its events, link.c its link
+   states.  */
+int fk_blocks_drop (struct fk_ctx *ctx);
+int fk_modules_drop (struct fk_ctx *ctx);
+int fk_streams_drop (struct fk_ctx *ctx);
+int fk_events_drop (struct fk_ctx *ctx);
+int fk_links_drop (struct fk_ctx *ctx);
 
 /* memory.c: whether [ADDR, ADDR + N) lies inside one live device block
    (memory or a module's global; page-locked host memory does not
@@ -360,6 +405,9 @@ int fk_func_max_threads (const struct fk_func *f);
 /* link.c: copy TEXT into a JIT log buffer BUF of SIZE bytes and report
    its length in *SIZE_OUT.  */
 void fk_put_log (char *buf, size_t size, size_t *size_out, const char *text);
+
+/* devices.c: how many contexts made by cuCtxCreate_v2 are alive.  */
+long fk_created_alive (void);
 
 #pragma GCC visibility pop
 

@@ -40,27 +40,57 @@ fk_link_failed (CUlinkState state, CUresult e, const char *text)
   return e;
 }
 
-CUresult
-cuLinkCreate_v2 (unsigned int nopts, CUjit_option *opts, void **vals,
-		 CUlinkState *out)
+/* Free link state L and what it holds.  */
+static void
+fk_link_free (struct fk_link *l)
 {
-  ENTER (cuLinkCreate_v2);
-  NEED_CTX (cuLinkCreate_v2);
+  for (int i = 0; i < l->ninputs; i++)
+    free (l->inputs[i].data);
+  free (l->inputs);
+  /* Poison what cuLinkComplete returned: it dies with the state.  */
+  if (l->linked != NULL)
+    memset (l->linked, 0xdd, 16);
+  free (l->linked);
+  fake_handle_free (&fk_handles, FK_H_LINK, l);
+}
+
+int
+fk_links_drop (struct fk_ctx *ctx)
+{
+  int n = 0;
+  for (;;)
+    {
+      struct fk_link *l, *found = NULL;
+      FAKE_HANDLES_EACH (&fk_handles, FK_H_LINK, l)
+	if (l->ctx == ctx)
+	  found = l;
+      if (found == NULL)
+	return n;
+      fk_link_free (found);
+      n++;
+    }
+}
+
+/* cuLinkCreate_v2 and cuLinkCreate, SYM.  */
+static CUresult
+fk_link_create (int sym, unsigned int nopts, CUjit_option *opts, void **vals,
+		CUlinkState *out)
+{
   if (out == NULL || (nopts > 0 && (opts == NULL || vals == NULL)))
     {
-      fk_bad (FK_cuLinkCreate_v2, "NULL argument");
-      RETURN (CUDA_ERROR_INVALID_VALUE);
+      fk_bad (sym, "NULL argument");
+      return CUDA_ERROR_INVALID_VALUE;
     }
   struct fk_link *l = fake_handle_new (&fk_handles, FK_H_LINK, sizeof *l);
   if (l == NULL)
-    RETURN (CUDA_ERROR_OUT_OF_MEMORY);
+    return CUDA_ERROR_OUT_OF_MEMORY;
   for (unsigned i = 0; i < nopts; i++)
     {
       if (opts[i] < 0 || opts[i] >= FK_JIT_NUM_OPTIONS)
 	{
-	  fk_bad (FK_cuLinkCreate_v2, "JIT option %d", opts[i]);
+	  fk_bad (sym, "JIT option %d", opts[i]);
 	  fake_handle_free (&fk_handles, FK_H_LINK, l);
-	  RETURN (CUDA_ERROR_INVALID_VALUE);
+	  return CUDA_ERROR_INVALID_VALUE;
 	}
       switch (opts[i])
 	{
@@ -84,7 +114,75 @@ cuLinkCreate_v2 (unsigned int nopts, CUjit_option *opts, void **vals,
     }
   l->ctx = fk_current ();
   *out = l;
-  RETURN (CUDA_SUCCESS);
+  return CUDA_SUCCESS;
+}
+
+CUresult
+cuLinkCreate_v2 (unsigned int nopts, CUjit_option *opts, void **vals,
+		 CUlinkState *out)
+{
+  ENTER (cuLinkCreate_v2);
+  NEED_CTX (cuLinkCreate_v2);
+  RETURN (fk_link_create (FK_cuLinkCreate_v2, nopts, opts, vals, out));
+}
+
+/* cuLinkCreate (CUDA driver API): the entry point of drivers before CUDA
+   6.5, which cuda.h now maps to cuLinkCreate_v2; the same arguments and
+   behaviour.  */
+CUresult
+cuLinkCreate (unsigned int nopts, CUjit_option *opts, void **vals,
+	      CUlinkState *out)
+{
+  ENTER (cuLinkCreate);
+  NEED_CTX (cuLinkCreate);
+  RETURN (fk_link_create (FK_cuLinkCreate, nopts, opts, vals, out));
+}
+
+/* cuLinkAddData_v2 and cuLinkAddData, SYM: after the entry checks.  */
+static CUresult
+fk_link_add (int sym, CUlinkState state, CUjitInputType type, void *data,
+	     size_t size, const char *name)
+{
+  struct fk_link *l = fk_link_find (state);
+  if (l == NULL)
+    {
+      fk_bad (sym, "%p is not a live link state", (void *) state);
+      return CUDA_ERROR_INVALID_HANDLE;
+    }
+  if (data == NULL || size == 0
+      || (type != FK_JIT_INPUT_PTX && type != FK_JIT_INPUT_CUBIN))
+    {
+      fk_bad (sym, "input %s: %s", name ? name : "(unnamed)",
+	      data == NULL || size == 0 ? "no data"
+	      : "input type not supported by the fake");
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+  /* Compile (check) at once, as the driver does.  */
+  struct fk_image img = { 0 };
+  char err[512] = "";
+  CUresult r = fk_parse_input (type, data, size, fk_sm, &img, err,
+			       sizeof err);
+  fk_image_free (&img);
+  if (r != CUDA_SUCCESS)
+    {
+      char msg[700];
+      snprintf (msg, sizeof msg, "%s (input %s)", err, name ? name : "?");
+      fk_put_log (l->error_log, l->error_log_size, l->error_log_size_out, msg);
+      fk_log ("link add failed: %d: %s", r, msg);
+      return r;
+    }
+  struct fk_input *ni = realloc (l->inputs, (size_t) (l->ninputs + 1)
+				      * sizeof *ni);
+  if (ni == NULL)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  l->inputs = ni;
+  unsigned char *copy = malloc (size + 1);
+  if (copy == NULL)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  memcpy (copy, data, size);
+  copy[size] = '\0';
+  ni[l->ninputs++] = (struct fk_input) { type, size + 1, copy };
+  return CUDA_SUCCESS;
 }
 
 CUresult
@@ -100,47 +198,26 @@ cuLinkAddData_v2 (CUlinkState state, CUjitInputType type, void *data,
     return fk_link_failed (state, e,
 			   "fake ptxas: injected failure of cuLinkAddData_v2");
   NEED_CTX (cuLinkAddData_v2);
-  struct fk_link *l = fk_link_find (state);
-  if (l == NULL)
-    {
-      fk_bad (FK_cuLinkAddData_v2, "%p is not a live link state",
-	      (void *) state);
-      RETURN (CUDA_ERROR_INVALID_HANDLE);
-    }
-  if (data == NULL || size == 0
-      || (type != FK_JIT_INPUT_PTX && type != FK_JIT_INPUT_CUBIN))
-    {
-      fk_bad (FK_cuLinkAddData_v2, "input %s: %s", name ? name : "(unnamed)",
-	      data == NULL || size == 0 ? "no data"
-	      : "input type not supported by the fake");
-      RETURN (CUDA_ERROR_INVALID_VALUE);
-    }
-  /* Compile (check) at once, as the driver does.  */
-  struct fk_image img = { 0 };
-  char err[512] = "";
-  CUresult r = fk_parse_input (type, data, size, fk_sm, &img, err,
-			       sizeof err);
-  fk_image_free (&img);
-  if (r != CUDA_SUCCESS)
-    {
-      char msg[700];
-      snprintf (msg, sizeof msg, "%s (input %s)", err, name ? name : "?");
-      fk_put_log (l->error_log, l->error_log_size, l->error_log_size_out, msg);
-      fk_log ("link add failed: %d: %s", r, msg);
-      RETURN (r);
-    }
-  struct fk_input *ni = realloc (l->inputs, (size_t) (l->ninputs + 1)
-				      * sizeof *ni);
-  if (ni == NULL)
-    RETURN (CUDA_ERROR_OUT_OF_MEMORY);
-  l->inputs = ni;
-  unsigned char *copy = malloc (size + 1);
-  if (copy == NULL)
-    RETURN (CUDA_ERROR_OUT_OF_MEMORY);
-  memcpy (copy, data, size);
-  copy[size] = '\0';
-  ni[l->ninputs++] = (struct fk_input) { type, size + 1, copy };
-  RETURN (CUDA_SUCCESS);
+  RETURN (fk_link_add (FK_cuLinkAddData_v2, state, type, data, size, name));
+}
+
+/* cuLinkAddData (CUDA driver API): the entry point of drivers before CUDA
+   6.5, which cuda.h now maps to cuLinkAddData_v2; the same arguments and
+   behaviour.  */
+CUresult
+cuLinkAddData (CUlinkState state, CUjitInputType type, void *data,
+	       size_t size, const char *name, unsigned int nopts,
+	       CUjit_option *opts, void **vals)
+{
+  (void) nopts;
+  (void) opts;
+  (void) vals;
+  CUresult e = fk_enter (FK_cuLinkAddData);
+  if (e != CUDA_SUCCESS)
+    return fk_link_failed (state, e,
+			   "fake ptxas: injected failure of cuLinkAddData");
+  NEED_CTX (cuLinkAddData);
+  RETURN (fk_link_add (FK_cuLinkAddData, state, type, data, size, name));
 }
 
 CUresult
@@ -190,13 +267,6 @@ cuLinkDestroy (CUlinkState state)
       fk_bad (FK_cuLinkDestroy, "%p is not a live link state", (void *) state);
       RETURN (CUDA_ERROR_INVALID_HANDLE);
     }
-  for (int i = 0; i < state->ninputs; i++)
-    free (state->inputs[i].data);
-  free (state->inputs);
-  /* Poison what cuLinkComplete returned: it dies with the state.  */
-  if (state->linked != NULL)
-    memset (state->linked, 0xdd, 16);
-  free (state->linked);
-  fake_handle_free (&fk_handles, FK_H_LINK, state);
+  fk_link_free (state);
   RETURN (CUDA_SUCCESS);
 }

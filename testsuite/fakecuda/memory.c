@@ -20,14 +20,14 @@ fk_device_range (uintptr_t addr, size_t n)
   return n <= b->size && addr - b->base <= b->size - n;
 }
 
-/* The block counts in CTX's memory unless it is page-locked host
-   memory.  */
+/* The block counts in the memory of CTX's device unless it is
+   page-locked host memory.  */
 void *
 fk_block_new (size_t size, enum fk_block_kind kind, struct fk_ctx *ctx)
 {
   void *p = fake_block_new (&fk_blocks, size, 256, kind, ctx);
   if (p != NULL && ctx != NULL && kind != FK_HOST)
-    ctx->mem_used += size;
+    fk_dev_mem (ctx) += size;
   return p;
 }
 
@@ -39,8 +39,28 @@ fk_block_free (uintptr_t addr, enum fk_block_kind kind)
     return false;
   struct fk_ctx *ctx = b.owner;
   if (ctx != NULL && kind != FK_HOST)
-    ctx->mem_used -= b.size;
+    fk_dev_mem (ctx) -= b.size;
   return true;
+}
+
+/* cuCtxDestroy_v2: free the memory and page-locked blocks of CTX.  */
+int
+fk_blocks_drop (struct fk_ctx *ctx)
+{
+  int n = 0;
+  for (size_t i = 0; i < fk_blocks.n; )
+    {
+      const struct fake_block *b = &fk_blocks.live[i];
+      if (b->owner == ctx && (b->kind == FK_MEM || b->kind == FK_HOST))
+	{
+	  fk_block_free (b->base, (enum fk_block_kind) b->kind);
+	  n++;
+	  i = 0;		/* The table changed.  */
+	}
+      else
+	i++;
+    }
+  return n;
 }
 
 /* ------------------------------------------------------------------ */
@@ -58,10 +78,10 @@ cuMemAlloc_v2 (CUdeviceptr *dptr, size_t size)
       RETURN (CUDA_ERROR_INVALID_VALUE);
     }
   struct fk_ctx *c = fk_current ();
-  if (size > fk_mem_total || c->mem_used > fk_mem_total - size)
+  if (size > fk_mem_total || fk_dev_mem (c) > fk_mem_total - size)
     {
       fk_log ("alloc mem %zu bytes: out of memory (%zu of %zu used)", size,
-	      c->mem_used, fk_mem_total);
+	      fk_dev_mem (c), fk_mem_total);
       RETURN (CUDA_ERROR_OUT_OF_MEMORY);
     }
   void *p = fk_block_new (size, FK_MEM, c);
@@ -145,7 +165,7 @@ cuMemGetInfo_v2 (size_t *free_bytes, size_t *total)
   if (free_bytes == NULL || total == NULL)
     RETURN (CUDA_ERROR_INVALID_VALUE);
   *total = fk_mem_total;
-  *free_bytes = fk_mem_total - fk_current ()->mem_used;
+  *free_bytes = fk_mem_total - fk_dev_mem (fk_current ());
   RETURN (CUDA_SUCCESS);
 }
 
@@ -291,8 +311,24 @@ cuMemcpyDtoDAsync_v2 (CUdeviceptr dst, CUdeviceptr src, size_t n,
 		   (const void *) (uintptr_t) src, n, true, s));
 }
 
+/* Set N bytes of device memory at DST to UC for SYM; DST .. DST + N must
+   be device memory.  */
+static CUresult
+fk_memset (int sym, CUdeviceptr dst, unsigned char uc, size_t n)
+{
+  if (n > 0 && !fk_device_range ((uintptr_t) dst, n))
+    {
+      fk_bad (sym, "memset of %zu bytes at %#lx: not inside one live device"
+	      " allocation", n, (unsigned long) dst);
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+  memset ((void *) (uintptr_t) dst, uc, n);
+  fk_log ("memset %zu", n);
+  return CUDA_SUCCESS;
+}
+
 /* cuMemsetD8Async (CUDA driver API): sets N bytes of device memory at DST
-   to UC, in stream order; DST .. DST + N must be device memory.  */
+   to UC, in stream order.  */
 CUresult
 cuMemsetD8Async (CUdeviceptr dst, unsigned char uc, size_t n,
 		 CUstream stream)
@@ -301,14 +337,89 @@ cuMemsetD8Async (CUdeviceptr dst, unsigned char uc, size_t n,
   NEED_CTX (cuMemsetD8Async);
   if (!fk_stream_ok (FK_cuMemsetD8Async, stream))
     RETURN (CUDA_ERROR_INVALID_HANDLE);
-  if (n > 0 && !fk_device_range ((uintptr_t) dst, n))
+  RETURN (fk_memset (FK_cuMemsetD8Async, dst, uc, n));
+}
+
+/* cuMemsetD8 (CUDA driver API, cuMemsetD8_v2): the same on the legacy
+   stream, after the work of the context's blocking streams.  */
+CUresult
+cuMemsetD8_v2 (CUdeviceptr dst, unsigned char uc, size_t n)
+{
+  ENTER (cuMemsetD8_v2);
+  NEED_CTX (cuMemsetD8_v2);
+  while (fk_blocking_pending ())
+    pthread_cond_wait (&fk_cond, &fk_lock);
+  RETURN (fk_memset (FK_cuMemsetD8_v2, dst, uc, n));
+}
+
+/* cuMemcpy (CUDA driver API): N bytes from SRC to DST, each side's kind
+   inferred from its address, as unified addressing (which every device
+   here has) allows: inside a device block (memory, a module's global) it
+   is device memory, and the copy must stay in that block; anywhere else
+   (page-locked or pageable) host memory.  Synchronous, on the legacy
+   stream.  */
+CUresult
+cuMemcpy (CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+  ENTER (cuMemcpy);
+  NEED_CTX (cuMemcpy);
+  const struct fake_block *db = fake_block_find (&fk_blocks, (uintptr_t) dst);
+  const struct fake_block *sb = fake_block_find (&fk_blocks, (uintptr_t) src);
+  bool dst_dev = db != NULL && db->kind != FK_HOST;
+  bool src_dev = sb != NULL && sb->kind != FK_HOST;
+  static const char *const dirs[2][2] = { { "HtoH", "HtoD" },
+					  { "DtoH", "DtoD" } };
+  RETURN (fk_copy (FK_cuMemcpy, dirs[src_dev][dst_dev],
+		   (void *) (uintptr_t) dst, (const void *) (uintptr_t) src, n,
+		   false, NULL));
+}
+
+/* cuMemGetAddressRange (CUDA driver API, cuMemGetAddressRange_v2): the
+   base address and size of the allocation that contains DPTR, each
+   optional.  The allocations are cuMemAlloc's and, as the driver keeps
+   a module's data in device memory too, a module's globals (each its
+   own block here); page-locked host memory and unknown addresses are
+   CUDA_ERROR_NOT_FOUND, an answer rather than a misuse.  */
+CUresult
+cuMemGetAddressRange_v2 (CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
+{
+  ENTER (cuMemGetAddressRange_v2);
+  NEED_CTX (cuMemGetAddressRange_v2);
+  const struct fake_block *b = fake_block_find (&fk_blocks,
+						(uintptr_t) dptr);
+  if (b == NULL || b->kind == FK_HOST)
     {
-      fk_bad (FK_cuMemsetD8Async, "memset of %zu bytes at %#lx: not inside"
-	      " one live device allocation", n, (unsigned long) dst);
+      fk_log ("address range of %#llx: not device memory", dptr);
+      RETURN (CUDA_ERROR_NOT_FOUND);
+    }
+  if (pbase != NULL)
+    *pbase = (CUdeviceptr) b->base;
+  if (psize != NULL)
+    *psize = b->size;
+  RETURN (CUDA_SUCCESS);
+}
+
+/* cuMemHostGetDevicePointer (CUDA driver API,
+   cuMemHostGetDevicePointer_v2): the device address of page-locked host
+   memory P.  With unified addressing, which every device here has, all
+   memory of cuMemHostAlloc and cuMemAllocHost is mapped for every device
+   at the host's address, whatever its flags: the answer is P.  Memory
+   that is not page-locked, or FLAGS other than 0, is
+   CUDA_ERROR_INVALID_VALUE.  */
+CUresult
+cuMemHostGetDevicePointer_v2 (CUdeviceptr *pdptr, void *p, unsigned int flags)
+{
+  ENTER (cuMemHostGetDevicePointer_v2);
+  NEED_CTX (cuMemHostGetDevicePointer_v2);
+  const struct fake_block *b = fake_block_find (&fk_blocks, (uintptr_t) p);
+  if (pdptr == NULL || flags != 0 || b == NULL || b->kind != FK_HOST)
+    {
+      fk_bad (FK_cuMemHostGetDevicePointer_v2, "%s", pdptr == NULL
+	      ? "NULL result pointer" : flags != 0 ? "flags not 0"
+	      : "not page-locked memory of cuMemHostAlloc or cuMemAllocHost");
       RETURN (CUDA_ERROR_INVALID_VALUE);
     }
-  memset ((void *) (uintptr_t) dst, uc, n);
-  fk_log ("memset %zu", n);
+  *pdptr = (CUdeviceptr) (uintptr_t) p;
   RETURN (CUDA_SUCCESS);
 }
 
@@ -462,17 +573,14 @@ fk_rect_origin (int type, const void *host, CUdeviceptr device, size_t x,
   return base + (z * height + y) * pitch + x;
 }
 
-/* cuMemcpy2D (CUDA driver API): HEIGHT rows of WIDTHINBYTES bytes, each
-   side's rows PITCH bytes apart, synchronously.  */
-CUresult
-cuMemcpy2D_v2 (const struct fk_memcpy2d *c)
+/* cuMemcpy2D and cuMemcpy2DUnaligned, SYM, with parameters C.  */
+static CUresult
+fk_copy2d (int sym, const struct fk_memcpy2d *c)
 {
-  ENTER (cuMemcpy2D_v2);
-  NEED_CTX (cuMemcpy2D_v2);
   if (c == NULL)
     {
-      fk_bad (FK_cuMemcpy2D_v2, "NULL parameters");
-      RETURN (CUDA_ERROR_INVALID_VALUE);
+      fk_bad (sym, "NULL parameters");
+      return CUDA_ERROR_INVALID_VALUE;
     }
   struct fk_side dst = {
     c->dstMemoryType,
@@ -484,8 +592,29 @@ cuMemcpy2D_v2 (const struct fk_memcpy2d *c)
     fk_rect_origin (c->srcMemoryType, c->srcHost, c->srcDevice,
 		    c->srcXInBytes, c->srcY, 0, c->srcPitch, 0),
     c->srcPitch, c->Height };
-  RETURN (fk_rect_copy (FK_cuMemcpy2D_v2, "copy2D", &dst, &src,
-			c->WidthInBytes, c->Height, 1));
+  return fk_rect_copy (sym, "copy2D", &dst, &src, c->WidthInBytes, c->Height,
+		       1);
+}
+
+/* cuMemcpy2D (CUDA driver API): HEIGHT rows of WIDTHINBYTES bytes, each
+   side's rows PITCH bytes apart, synchronously.  */
+CUresult
+cuMemcpy2D_v2 (const struct fk_memcpy2d *c)
+{
+  ENTER (cuMemcpy2D_v2);
+  NEED_CTX (cuMemcpy2D_v2);
+  RETURN (fk_copy2d (FK_cuMemcpy2D_v2, c));
+}
+
+/* cuMemcpy2DUnaligned (CUDA driver API, cuMemcpy2DUnaligned_v2): the
+   same without cuMemcpy2D's limits on alignment, which the fake does not
+   impose anyway.  */
+CUresult
+cuMemcpy2DUnaligned_v2 (const struct fk_memcpy2d *c)
+{
+  ENTER (cuMemcpy2DUnaligned_v2);
+  NEED_CTX (cuMemcpy2DUnaligned_v2);
+  RETURN (fk_copy2d (FK_cuMemcpy2DUnaligned_v2, c));
 }
 
 /* cuMemcpy3D (CUDA driver API): DEPTH planes of HEIGHT rows; a side's
@@ -535,7 +664,7 @@ cuMemAllocManaged (CUdeviceptr *dptr, size_t size, unsigned int flags)
       RETURN (CUDA_ERROR_INVALID_VALUE);
     }
   struct fk_ctx *c = fk_current ();
-  if (size > fk_mem_total || c->mem_used > fk_mem_total - size)
+  if (size > fk_mem_total || fk_dev_mem (c) > fk_mem_total - size)
     RETURN (CUDA_ERROR_OUT_OF_MEMORY);
   void *p = fk_block_new (size, FK_MEM, c);
   if (p == NULL)
@@ -567,23 +696,41 @@ cuPointerGetAttribute (void *data, int attribute, CUdeviceptr ptr)
   RETURN (CUDA_SUCCESS);
 }
 
-/* cuDeviceGetUuid_v2 (CUDA driver API; here beside the memory calls the
-   same entry points need): 16 bytes per device, fixed, different for
-   each: 0xfa 0xce, the device, then 13 bytes counting up from 3.  */
-CUresult
-cuDeviceGetUuid_v2 (char uuid[16], CUdevice dev)
+/* cuDeviceGetUuid_v2 and cuDeviceGetUuid (CUDA driver API; here beside
+   the memory calls the same entry points need), SYM: 16 bytes per device,
+   fixed, different for each: 0xfa 0xce, the device, then 13 bytes
+   counting up from 3.  */
+static CUresult
+fk_device_uuid (int sym, char uuid[16], CUdevice dev)
 {
-  ENTER (cuDeviceGetUuid_v2);
-  NEED_INIT (cuDeviceGetUuid_v2);
   if (dev < 0 || dev >= fk_num_devices || uuid == NULL)
     {
-      fk_bad (FK_cuDeviceGetUuid_v2, "no device %d or NULL result", dev);
-      RETURN (CUDA_ERROR_INVALID_DEVICE);
+      fk_bad (sym, "no device %d or NULL result", dev);
+      return CUDA_ERROR_INVALID_DEVICE;
     }
   uuid[0] = (char) 0xfa;
   uuid[1] = (char) 0xce;
   uuid[2] = (char) dev;
   for (int i = 3; i < 16; i++)
     uuid[i] = (char) i;
-  RETURN (CUDA_SUCCESS);
+  return CUDA_SUCCESS;
+}
+
+CUresult
+cuDeviceGetUuid_v2 (char uuid[16], CUdevice dev)
+{
+  ENTER (cuDeviceGetUuid_v2);
+  NEED_INIT (cuDeviceGetUuid_v2);
+  RETURN (fk_device_uuid (FK_cuDeviceGetUuid_v2, uuid, dev));
+}
+
+/* cuDeviceGetUuid (CUDA driver API), the older entry point, which GCC 16's
+   plugin takes where the driver lacks the _v2 one: the same UUID (the two
+   differ only for MIG instances, which the fake has none of).  */
+CUresult
+cuDeviceGetUuid (char uuid[16], CUdevice dev)
+{
+  ENTER (cuDeviceGetUuid);
+  NEED_INIT (cuDeviceGetUuid);
+  RETURN (fk_device_uuid (FK_cuDeviceGetUuid, uuid, dev));
 }

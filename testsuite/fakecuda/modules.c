@@ -132,10 +132,87 @@ cuModuleLoadDataEx (CUmodule *module, const void *image, unsigned int nopts,
 			  vals));
 }
 
+/* cuModuleLoad (CUDA driver API): load the module in file FNAME (a cubin
+   or PTX, as cuModuleLoadData takes them) into the current context.  A
+   file that cannot be read is CUDA_ERROR_FILE_NOT_FOUND.  */
+CUresult
+cuModuleLoad (CUmodule *module, const char *fname)
+{
+  ENTER (cuModuleLoad);
+  NEED_CTX (cuModuleLoad);
+  if (module == NULL || fname == NULL)
+    {
+      fk_bad (FK_cuModuleLoad, "NULL %s", module == NULL ? "module pointer"
+	      : "file name");
+      RETURN (CUDA_ERROR_INVALID_VALUE);
+    }
+  FILE *f = fopen (fname, "rb");
+  char *image = NULL;
+  size_t len = 0;
+  if (f != NULL)
+    {
+      /* Read it all, NUL-terminated as PTX text must be.  */
+      size_t cap = 0, got;
+      do
+	{
+	  if (len + 4096 + 1 > cap)
+	    {
+	      cap = (len + 4096 + 1) * 2;
+	      char *n = realloc (image, cap);
+	      if (n == NULL)
+		{
+		  free (image);
+		  fclose (f);
+		  RETURN (CUDA_ERROR_OUT_OF_MEMORY);
+		}
+	      image = n;
+	    }
+	  got = fread (image + len, 1, 4096, f);
+	  len += got;
+	}
+      while (got > 0);
+      bool bad = ferror (f) != 0;
+      fclose (f);
+      if (bad)
+	{
+	  free (image);
+	  image = NULL;
+	}
+      else
+	image[len] = '\0';
+    }
+  if (image == NULL)
+    {
+      fk_log ("module load from %s: cannot read it", fname);
+      RETURN (CUDA_ERROR_FILE_NOT_FOUND);
+    }
+  CUresult r = fk_module_load (FK_cuModuleLoad, module, image, 0, NULL, NULL);
+  free (image);
+  RETURN (r);
+}
+
 static struct fk_module *
 fk_module_find (CUmodule m)
 {
   return fake_handle_get (&fk_handles, FK_H_MODULE, m);
+}
+
+int
+fk_modules_drop (struct fk_ctx *ctx)
+{
+  int n = 0;
+  for (;;)
+    {
+      struct fk_module *m, *found = NULL;
+      FAKE_HANDLES_EACH (&fk_handles, FK_H_MODULE, m)
+	if (m->ctx == ctx)
+	  found = m;
+      if (found == NULL)
+	return n;
+      fk_log ("module unload %p (context destroyed)", (void *) found);
+      fk_module_free (found);
+      n++;
+    }
 }
 
 CUresult

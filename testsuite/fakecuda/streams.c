@@ -106,6 +106,24 @@ cuStreamDestroy_v2 (CUstream stream)
   RETURN (CUDA_SUCCESS);
 }
 
+int
+fk_streams_drop (struct fk_ctx *ctx)
+{
+  int n = 0;
+  for (;;)
+    {
+      struct fk_stream *s, *found = NULL;
+      FAKE_HANDLES_EACH (&fk_handles, FK_H_STREAM, s)
+	if (s->ctx == ctx)
+	  found = s;
+      if (found == NULL)
+	return n;
+      fk_rev_drop (found, "context destroyed");
+      fake_handle_free (&fk_handles, FK_H_STREAM, found);
+      n++;
+    }
+}
+
 bool
 fk_blocking_pending (void)
 {
