@@ -47,14 +47,31 @@
 #define OK_TGT_GCN_KERNARGS_V3 0x1u
 
 /* Every wrapper object also carries an ELF note, owner OK_NOTE_OWNER,
-   type OK_NOTE_IMAGES, whose descriptor is the 32-bit device type
-   (OK_GOMP_DEVICE_*) of its images: in an allocated note section, it
+   type OK_NOTE_IMAGES, whose descriptor begins with the 32-bit device
+   type (OK_GOMP_DEVICE_*) of its images: in an allocated note section, it
    lands in a PT_NOTE segment of the program or library, where a plugin
    finds which kinds of device the process has offloadkit images for
    (dl_iterate_phdr) without reading any descriptor, stripped binaries
-   included.  */
+   included.  Three more 32-bit words follow it (struct ok_note_images),
+   for tools that describe a program without running it (offloadkit-info);
+   the notes of earlier wrappers have the first word only.  */
 #define OK_NOTE_OWNER "offloadkit"
 #define OK_NOTE_IMAGES 1u
+
+struct ok_note_images
+{
+  uint32_t device_type;		/* OK_GOMP_DEVICE_*.  */
+  /* The version word the wrapper passes to GOMP_offload_register_ver:
+     its high half is the libgomp interface version the images need (a
+     libgomp of a lower one stops the program at start-up).  */
+  uint32_t gomp_version;
+  uint32_t gcc_major;		/* The GCC whose accel compiler built them.  */
+  /* The program's OpenMP requires mask (GOMP_REQUIRES_*), as the accel
+     compiler gave it to mkoffload; OK_NOTE_REQUIRES_UNKNOWN where it
+     gives none (GCC 12).  */
+  uint32_t omp_requires;
+};
+#define OK_NOTE_REQUIRES_UNKNOWN 0xffffffffu
 
 /* How a region's code ends the program on an emulated device (version
    4's device_exit_slot): with STATUS, as the device's exit would.  Does

@@ -297,7 +297,13 @@ parse_line (struct info_machine *m, struct info_plugin *pl, char *line)
       else if (strncmp (rest, "vendor ", 7) == 0)
 	snprintf (dev->vendor, sizeof dev->vendor, "%s", rest + 7);
       else if (strncmp (rest, "driver ", 7) == 0)
-	snprintf (dev->driver, sizeof dev->driver, "%s", rest + 7);
+	{
+	  snprintf (dev->driver, sizeof dev->driver, "%s", rest + 7);
+	  unsigned major, minor;
+	  if (sscanf (dev->driver, "CUDA Driver %u.%u", &major, &minor) == 2
+	      && major < 100 && minor < 100)
+	    dev->cuda_driver = major * 1000 + minor * 10;
+	}
       else if (strncmp (rest, "memory ", 7) == 0)
 	dev->memory = (size_t) strtoull (rest + 7, NULL, 10);
     }

@@ -43,13 +43,34 @@ info_gcn_name (unsigned mach, char *buf, size_t len)
   return buf;
 }
 
+unsigned
+info_ptx_isa_cuda (unsigned isa)
+{
+  /* The release history of NVIDIA's PTX ISA manual.  */
+  static const struct { unsigned isa, cuda; } first[] = {
+    { 20, 3000 }, { 21, 3010 }, { 22, 3020 }, { 23, 4000 }, { 30, 4010 },
+    { 31, 5000 }, { 32, 5050 }, { 40, 6000 }, { 41, 6050 }, { 42, 7000 },
+    { 43, 7050 }, { 50, 8000 }, { 60, 9000 }, { 61, 9010 }, { 62, 9020 },
+    { 63, 10000 }, { 64, 10010 }, { 65, 10020 }, { 70, 11000 },
+    { 71, 11010 }, { 72, 11020 }, { 73, 11030 }, { 74, 11040 },
+    { 75, 11050 }, { 76, 11060 }, { 77, 11070 }, { 78, 11080 },
+    { 80, 12000 }, { 81, 12010 }, { 82, 12020 }, { 83, 12030 },
+    { 84, 12040 }, { 85, 12050 }, { 86, 12070 }, { 87, 12080 },
+    { 88, 12090 }, { 90, 13000 }, { 91, 13010 },
+  };
+  for (size_t i = 0; i < sizeof first / sizeof first[0]; i++)
+    if (first[i].isa == isa)
+      return first[i].cuda;
+  return 0;
+}
+
 static void
 add_image (struct info_program *p, enum info_kind kind,
-	   enum info_image_form form, unsigned arch)
+	   enum info_image_form form, unsigned arch, unsigned ptx_isa)
 {
   for (int i = 0; i < p->nimages; i++)
     if (p->images[i].kind == kind && p->images[i].form == form
-	&& p->images[i].arch == arch)
+	&& p->images[i].arch == arch && p->images[i].ptx_isa == ptx_isa)
       return;
   if (p->nimages < INFO_MAX_IMAGES)
     {
@@ -57,8 +78,28 @@ add_image (struct info_program *p, enum info_kind kind,
       im->kind = kind;
       im->form = form;
       im->arch = arch;
+      im->ptx_isa = ptx_isa;
     }
   p->kinds[kind] = true;
+}
+
+/* The ISA version of the PTX whose ".target" directive is at B[AT]: its
+   ".version X.Y" comes first, at most a line or two before (GCC writes
+   "// BEGIN PREAMBLE", ".version", ".target"); 10 * X + Y, or 0.  */
+static unsigned
+ptx_isa_before (const unsigned char *b, size_t at)
+{
+  size_t from = at > 256 ? at - 256 : 0;
+  for (size_t j = at; j-- > from;)
+    if (b[j] == '.' && at - j >= 12 && memcmp (b + j, ".version ", 9) == 0)
+      {
+	const unsigned char *v = b + j + 9;
+	if (v[0] >= '0' && v[0] <= '9' && v[1] == '.' && v[2] >= '0'
+	    && v[2] <= '9')
+	  return (unsigned) (v[0] - '0') * 10 + (unsigned) (v[2] - '0');
+	return 0;
+      }
+  return 0;
 }
 
 /* Look through the bytes [B, B + N) of a data section for images and
@@ -78,10 +119,10 @@ scan_data (struct info_program *p, const unsigned char *b, size_t n,
 			    sizeof ignored))
 	    continue;
 	  if (e.eh.e_machine == OK_EM_CUDA)
-	    add_image (p, INFO_NVPTX, INFO_CUBIN, ok_elf_cuda_sm (&e));
+	    add_image (p, INFO_NVPTX, INFO_CUBIN, ok_elf_cuda_sm (&e), 0);
 	  else if (e.eh.e_machine == EM_AMDGPU)
 	    add_image (p, INFO_GCN, INFO_GCN_CODE,
-		       e.eh.e_flags & INFO_EF_AMDGPU_MACH);
+		       e.eh.e_flags & INFO_EF_AMDGPU_MACH, 0);
 	}
       else if (b[i] == '.' && i + 11 <= n
 	       && memcmp (b + i, ".target sm_", 11) == 0)
@@ -90,7 +131,7 @@ scan_data (struct info_program *p, const unsigned char *b, size_t n,
 	  for (size_t j = i + 11; j < n && b[j] >= '0' && b[j] <= '9'; j++)
 	    sm = sm * 10 + (unsigned) (b[j] - '0');
 	  if (sm > 0 && sm < 10000)
-	    add_image (p, INFO_NVPTX, INFO_PTX, sm);
+	    add_image (p, INFO_NVPTX, INFO_PTX, sm, ptx_isa_before (b, i));
 	}
       else if (i % 8 == 0 && i >= 32 && i + 12 <= n)
 	{
@@ -141,9 +182,26 @@ read_elf (struct info_program *p, const unsigned char *buf, size_t size,
     if (strcmp (note.owner, OK_NOTE_OWNER) == 0
 	&& note.type == OK_NOTE_IMAGES && note.desc_size >= 4)
       {
-	uint32_t type;
-	memcpy (&type, note.desc, 4);
+	struct ok_note_images n = { 0, 0, 0, OK_NOTE_REQUIRES_UNKNOWN };
+	memcpy (&n, note.desc, note.desc_size < sizeof n ? note.desc_size
+		: sizeof n);
+	uint32_t type = n.device_type;
 	p->offloadkit = true;
+	if (note.desc_size >= sizeof n)
+	  {
+	    /* Several images (one per device type, or per shared object
+	       linked in) agree unless built by different GCCs: keep what
+	       the newest needs.  */
+	    if (n.gcc_major > p->gcc_major)
+	      p->gcc_major = n.gcc_major;
+	    if (OK_GOMP_VERSION_LIB (n.gomp_version) > p->gomp_lib)
+	      p->gomp_lib = OK_GOMP_VERSION_LIB (n.gomp_version);
+	    if (n.omp_requires != OK_NOTE_REQUIRES_UNKNOWN)
+	      {
+		p->requires_known = true;
+		p->omp_requires |= n.omp_requires;
+	      }
+	  }
 	if (type == OK_GOMP_DEVICE_NVIDIA_PTX)
 	  p->kinds[INFO_NVPTX] = true;
 	else if (type == OK_GOMP_DEVICE_GCN)
@@ -178,6 +236,8 @@ read_elf (struct info_program *p, const unsigned char *buf, size_t size,
 	return false;
     }
   p->gcc_format = tables && !p->offloadkit && p->nimages > 0;
+  if (p->gcc_format)
+    info_gcc_data_read (&elf, p);
   return true;
 }
 

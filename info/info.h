@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define INFO_MAX_DEVICES 16
 #define INFO_MAX_IMAGES 32
@@ -25,6 +26,7 @@ struct info_device
   size_t memory;
   unsigned sm;			/* From DESCRIBE: 90, or 0.  */
   char gfx[24];			/* From DESCRIBE: "gfx90a", or "".  */
+  unsigned cuda_driver;		/* CUDA's: 1000 * major + 10 * minor, or 0.  */
   bool emulated;
 };
 
@@ -58,6 +60,7 @@ struct info_image
   enum info_kind kind;
   enum info_image_form form;
   unsigned arch;		/* sm (90) or EF_AMDGPU_MACH; PTX: .target sm.  */
+  unsigned ptx_isa;		/* PTX: .version, 10 * major + minor; or 0.  */
 };
 
 struct info_program
@@ -67,6 +70,14 @@ struct info_program
   bool gcc_format;		/* Registered by GCC's own mkoffload's.  */
   bool kinds[INFO_NKINDS];	/* Device kinds it has images for.  */
   unsigned desc_version;	/* offloadkit's descriptor; 0 unknown.  */
+  /* The GCC that built the images: exactly (GCC_MAJOR, from offloadkit's
+     note), or at least (GCC_MIN, from GCC's data); 0 unknown.  */
+  unsigned gcc_major, gcc_min;
+  /* The libgomp interface version the images need (the high half of
+     their GOMP_offload_register_ver version); 0 unknown.  */
+  unsigned gomp_lib;
+  bool requires_known;
+  uint32_t omp_requires;	/* GOMP_REQUIRES_* of the program.  */
   size_t num_funcs, num_vars;	/* The host table.  */
   int nimages;
   struct info_image images[INFO_MAX_IMAGES];
@@ -81,6 +92,17 @@ void info_machine_free (struct info_machine *m);
    (not ELF, truncated, a future descriptor version).  */
 bool info_program_read (const char *path, struct info_program *p, char *err,
 			size_t errlen);
+
+/* Read what GCC's own mkoffload's registration data in ELF says of
+   program P (its requires mask, GCC 13 or newer) into *P; nothing when
+   it cannot be found.  */
+struct ok_elf;
+void info_gcc_data_read (const struct ok_elf *elf, struct info_program *p);
+
+/* The first CUDA release whose driver JIT-compiles PTX of ISA version
+   ISA (10 * major + minor), as 1000 * major + 10 * minor; 0 for a version
+   this program does not know.  */
+unsigned info_ptx_isa_cuda (unsigned isa);
 
 /* "gfx90a" for EF_AMDGPU_MACH MACH, or "gfx?(0xNN)" in BUF.  */
 const char *info_gcn_name (unsigned mach, char *buf, size_t len);

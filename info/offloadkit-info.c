@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gomp-abi.h"
 #include "info.h"
 
 static const char *program_name = "offloadkit-info";
@@ -91,7 +92,7 @@ device_runs (const struct info_program *p, enum info_kind kind,
 		: "its images (the plugin does not say how)");
       return true;
     }
-  const struct info_image *best = NULL, *ptx = NULL;
+  const struct info_image *best = NULL, *ptx = NULL, *too_new = NULL;
   for (int i = 0; i < p->nimages; i++)
     {
       const struct info_image *im = &p->images[i];
@@ -102,6 +103,10 @@ device_runs (const struct info_program *p, enum info_kind kind,
 	      || (im->arch / 10 == dev->sm / 10 && im->arch < dev->sm
 		  && (best == NULL || im->arch > best->arch))))
 	best = im;
+      else if (im->form == INFO_PTX && im->arch <= dev->sm
+	       && dev->cuda_driver > 0
+	       && info_ptx_isa_cuda (im->ptx_isa) > dev->cuda_driver)
+	too_new = im;		/* The driver's JIT refuses it.  */
       else if (im->form == INFO_PTX && im->arch <= dev->sm
 	       && (ptx == NULL || im->arch > ptx->arch))
 	ptx = im;
@@ -120,6 +125,15 @@ device_runs (const struct info_program *p, enum info_kind kind,
   else if (ptx != NULL)
     snprintf (buf, len, "the PTX for sm_%u, JIT-compiled for sm_%u",
 	      ptx->arch, dev->sm);
+  else if (too_new != NULL)
+    {
+      unsigned need = info_ptx_isa_cuda (too_new->ptx_isa);
+      snprintf (buf, len, "nothing: no cubin for sm_%u, and its PTX (ISA"
+		" %u.%u) needs a CUDA %u.%u driver or newer, and this one is"
+		" %u.%u", dev->sm, too_new->ptx_isa / 10, too_new->ptx_isa % 10,
+		need / 1000, need % 1000 / 10, dev->cuda_driver / 1000,
+		dev->cuda_driver % 1000 / 10);
+    }
   else if (kind == INFO_NVPTX)
     snprintf (buf, len, "nothing: no cubin for sm_%u and no PTX for it or"
 	      " an older target", dev->sm);
@@ -130,12 +144,63 @@ device_runs (const struct info_program *p, enum info_kind kind,
   return best != NULL || ptx != NULL;
 }
 
+/* The requires clauses of MASK that libgomp acts on, by their names,
+   into BUF: "unified_shared_memory, reverse_offload", or "" for none
+   (GOMP_REQUIRES_TARGET_USED says only that the program has target
+   regions).  */
+static const char *
+requires_names (uint32_t mask, char *buf, size_t len)
+{
+  static const struct { uint32_t bit; const char *name; } names[] = {
+    { OK_GOMP_REQUIRES_UNIFIED_ADDRESS, "unified_address" },
+    { OK_GOMP_REQUIRES_UNIFIED_SHARED_MEMORY, "unified_shared_memory" },
+    { OK_GOMP_REQUIRES_SELF_MAPS, "self_maps" },
+    { OK_GOMP_REQUIRES_REVERSE_OFFLOAD, "reverse_offload" },
+  };
+  buf[0] = '\0';
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (mask & names[i].bit)
+      snprintf (buf + strlen (buf), len - strlen (buf), "%s%s",
+		buf[0] ? ", " : "", names[i].name);
+  return buf;
+}
+
+/* Whether program P needs the devices' access to the host's memory.  */
+static bool
+requires_usm (const struct info_program *p)
+{
+  return p->requires_known
+    && (p->omp_requires & (OK_GOMP_REQUIRES_UNIFIED_SHARED_MEMORY
+			   | OK_GOMP_REQUIRES_SELF_MAPS)) != 0;
+}
+
+/* The number of devices of plugin PL that program P gets: those that
+   give unified shared memory when it requires it (libgomp 15 and later
+   ask the plugin with the program's requires mask; libgomp 13 and 14's
+   plugins give none).  */
+static int
+program_devices (const struct info_program *p, const struct info_plugin *pl)
+{
+  if (!plugin_has_devices (pl))
+    return 0;
+  if (requires_usm (p))
+    return pl->usm_devices > 0 ? pl->usm_devices : 0;
+  return pl->num_devices;
+}
+
+/* The libgomp interface version of M's libgomp (GOMP_VERSION), or 0.  */
+static unsigned
+libgomp_interface (const struct info_machine *m)
+{
+  return m->libgomp[0] != '\0' ? OK_GOMP_VERSION_OF_GCC (m->gcc) : 0;
+}
+
 static void
 print_machine_text (const struct info_machine *m)
 {
   if (m->libgomp[0] != '\0')
-    printf ("libgomp: %s (GCC %d's, plugin interface version %d)\n",
-	    m->libgomp, m->gcc, m->gcc <= 12 ? 1 : m->gcc == 13 ? 2 : 3);
+    printf ("libgomp: %s (GCC %d's, plugin interface version %u)\n",
+	    m->libgomp, m->gcc, libgomp_interface (m));
   else
     printf ("libgomp: none found (%s)\n", m->libgomp_error);
   static const char *const settings[] = {
@@ -213,11 +278,36 @@ print_program_text (FILE *out, const struct info_program *p,
     }
   fprintf (out, " offload images built by %s", p->offloadkit
 	  ? "offloadkit's mkoffload" : "GCC's own mkoffload");
+  if (p->gcc_major > 0)
+    fprintf (out, " for GCC %u", p->gcc_major);
+  else if (p->gcc_min > 0)
+    fprintf (out, " for GCC %u or newer", p->gcc_min);
   if (p->desc_version > 0)
     fprintf (out, " (descriptor version %u)", p->desc_version);
   fprintf (out, ", %zu function%s, %zu variable%s\n", p->num_funcs,
 	  p->num_funcs == 1 ? "" : "s", p->num_vars,
 	  p->num_vars == 1 ? "" : "s");
+  char names[128];
+  if (p->requires_known)
+    fprintf (out, "  requires: %s\n",
+	     requires_names (p->omp_requires, names, sizeof names)[0]
+	     ? names : "nothing of the devices");
+  else
+    fprintf (out, "  requires: not recorded (%s)\n", !p->offloadkit
+	     ? "GCC 12's data has none, nor has a program without OpenMP"
+	     " target regions" : p->gcc_major == 0 ? "an earlier offloadkit"
+	     " built the images" : p->gcc_major == 12 ? "GCC 12's compiler"
+	     " does not give it" : "the compiler gave none");
+  unsigned have = libgomp_interface (m);
+  if (p->gomp_lib > 0 && have > 0 && p->gomp_lib > have)
+    {
+      /* GOMP_offload_register_ver refuses them before main.  */
+      fprintf (out, "  libgomp: GCC %d's (interface version %u) is too old"
+	       " for these images (interface version %u): the program stops"
+	       " at start-up with \"Library too old for offload\"\n", m->gcc,
+	       have, p->gomp_lib);
+      *runs = false;
+    }
   for (int k = 0; k < INFO_NKINDS; k++)
     {
       if (!p->kinds[k])
@@ -229,7 +319,10 @@ print_program_text (FILE *out, const struct info_program *p,
 	  char name[48];
 	  if ((int) im->kind != k)
 	    continue;
-	  if (im->form == INFO_PTX)
+	  if (im->form == INFO_PTX && im->ptx_isa > 0)
+	    fprintf (out, " PTX for sm_%u (ISA %u.%u);", im->arch,
+		     im->ptx_isa / 10, im->ptx_isa % 10);
+	  else if (im->form == INFO_PTX)
 	    fprintf (out, " PTX for sm_%u;", im->arch);
 	  else if (im->form == INFO_CUBIN)
 	    fprintf (out, " cubin sm_%u;", im->arch);
@@ -240,7 +333,8 @@ print_program_text (FILE *out, const struct info_program *p,
       fputc ('\n', out);
       const struct info_plugin *pl = &m->plugins[k];
       bool any = false;
-      for (int d = 0; plugin_has_devices (pl) && d < pl->ndevs; d++)
+      int ndevs = program_devices (p, pl);
+      for (int d = 0; ndevs > 0 && d < pl->ndevs; d++)
 	{
 	  char what[256];
 	  any |= device_runs (p, (enum info_kind) k, &pl->devs[d], what,
@@ -250,6 +344,10 @@ print_program_text (FILE *out, const struct info_program *p,
       if (!plugin_has_devices (pl))
 	fprintf (out, "    no %s device here: the regions run on the host\n",
 		info_kind_plugin[k]);
+      else if (ndevs == 0)
+	fprintf (out, "    no %s device here gives the unified shared memory"
+		 " it requires: the regions run on the host\n",
+		 info_kind_plugin[k]);
       if (!any)
 	*runs = false;
     }
@@ -306,11 +404,19 @@ print_json (const struct info_machine *m, struct info_program *progs,
       const struct info_program *p = &progs[i];
       printf ("%s{\"path\":", i ? "," : "");
       json_str (p->path);
+      char names[128];
       printf (",\"built_by\":\"%s\",\"descriptor_version\":%u,"
-	      "\"functions\":%zu,\"variables\":%zu,\"offloads\":%s,"
-	      "\"images\":[", p->offloadkit ? "offloadkit"
-	      : p->gcc_format ? "gcc" : "", p->desc_version, p->num_funcs,
-	      p->num_vars, prog_runs[i] ? "true" : "false");
+	      "\"gcc\":%u,\"gcc_min\":%u,\"libgomp_interface\":%u,"
+	      "\"requires\":", p->offloadkit ? "offloadkit"
+	      : p->gcc_format ? "gcc" : "", p->desc_version, p->gcc_major,
+	      p->gcc_major ? p->gcc_major : p->gcc_min, p->gomp_lib);
+      if (p->requires_known)
+	json_str (requires_names (p->omp_requires, names, sizeof names));
+      else
+	printf ("null");
+      printf (",\"functions\":%zu,\"variables\":%zu,\"offloads\":%s,"
+	      "\"images\":[", p->num_funcs, p->num_vars,
+	      prog_runs[i] ? "true" : "false");
       for (int j = 0; j < p->nimages; j++)
 	{
 	  const struct info_image *im = &p->images[j];
@@ -321,6 +427,9 @@ print_json (const struct info_machine *m, struct info_program *progs,
 		  ? "cubin" : "code-object");
 	  if (im->form == INFO_GCN_CODE)
 	    printf ("%s\"}", info_gcn_name (im->arch, name, sizeof name));
+	  else if (im->form == INFO_PTX && im->ptx_isa > 0)
+	    printf ("sm_%u\",\"ptx_isa\":\"%u.%u\"}", im->arch,
+		    im->ptx_isa / 10, im->ptx_isa % 10);
 	  else
 	    printf ("sm_%u\"}", im->arch);
 	}

@@ -140,18 +140,22 @@ put_wrapper (FILE *f, const struct mko_ctx *ctx)
       fprintf (f, "\t \"mko_image_%zu_end:\\n\"\n", i);
     }
   fputs ("\t \"\\t.popsection\\n\");\n\n", f);
-  /* The note that says which kind of device the images are for (see
-     OK_NOTE_OWNER): name size (with its NUL), descriptor size, type,
+  /* The note that says which kind of device the images are for, and
+     what else a reader of the file wants to know of them (struct
+     ok_note_images): name size (with its NUL), descriptor size, type,
      name, descriptor, each padded to 4 bytes.  */
   fprintf (f, "__asm__ (\"\\t.pushsection .note.offloadkit,\\\"a\\\",%%note\\n\"\n"
 	   "\t \"\\t.balign 4\\n\"\n"
-	   "\t \"\\t.long %zu, 4, %u\\n\"\n"
+	   "\t \"\\t.long %zu, %zu, %u\\n\"\n"
 	   "\t \"\\t.asciz \\\"%s\\\"\\n\"\n"
 	   "\t \"\\t.balign 4\\n\"\n"
-	   "\t \"\\t.long %d\\n\"\n"
+	   "\t \"\\t.long %d, %#x, %d, %#x\\n\"\n"
 	   "\t \"\\t.popsection\\n\");\n\n",
-	   sizeof OK_NOTE_OWNER, OK_NOTE_IMAGES, OK_NOTE_OWNER,
-	   ctx->target->device_type);
+	   sizeof OK_NOTE_OWNER, sizeof (struct ok_note_images),
+	   OK_NOTE_IMAGES, OK_NOTE_OWNER, ctx->target->device_type, version,
+	   ctx->gcc_version,
+	   ctx->have_omp_requires ? (unsigned) ctx->omp_requires
+	   : OK_NOTE_REQUIRES_UNKNOWN);
   for (size_t i = 0; i < ctx->num_images; i++)
     fprintf (f, "extern const unsigned char mko_image_%zu_start[]"
 	     " __attribute__ ((visibility (\"hidden\")));\n"

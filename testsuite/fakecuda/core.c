@@ -15,6 +15,7 @@ FAKE_DEFINE_CORE (fk_sym_names, FK_NSYMS, FK_SYMBOLS, fk_lock, fk_cond);
 static bool fk_configured;	/* Environment read.  */
 bool fk_initialised;
 int fk_num_devices = 1;
+int fk_driver_version = 13000;
 int fk_sm = 90;
 int fk_sms = 4;
 long fk_pageable;
@@ -63,6 +64,8 @@ fk_configure (void)
   fk_num_devices = (int) fk_env_long ("FAKECUDA_DEVICES", 1, 0,
 				      FK_MAX_DEVICES);
   fk_sm = (int) fk_env_long ("FAKECUDA_SM", 90, 10, 255);
+  fk_driver_version = (int) fk_env_long ("FAKECUDA_DRIVER_VERSION",
+					 fk_driver_version, 1000, 99990);
   fk_sms = (int) fk_env_long ("FAKECUDA_SMS", 4, 1, 1024);
   fk_pageable = fk_env_long ("FAKECUDA_PAGEABLE", 0, 0,
 			     (1L << FK_MAX_DEVICES) - 1);
@@ -151,6 +154,8 @@ static const struct { int code; const char *name, *text; } fk_errors[] = {
     " architecture" },
   { 218, "CUDA_ERROR_INVALID_PTX",
     "a PTX JIT compilation failed" },
+  { 222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+    "the provided PTX was compiled with an unsupported toolchain." },
   { 301, "CUDA_ERROR_FILE_NOT_FOUND", "file not found" },
   { 400, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle" },
   { 500, "CUDA_ERROR_NOT_FOUND", "named symbol not found" },

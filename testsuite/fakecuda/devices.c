@@ -76,7 +76,7 @@ CUresult
 cuDriverGetVersion (int *version)
 {
   ENTER (cuDriverGetVersion);
-  RETURN_VALUE (version, 13000);
+  RETURN_VALUE (version, fk_driver_version);
 }
 
 CUresult

@@ -39,6 +39,9 @@
                          CUDA_ERROR_NO_DEVICE)
      FAKECUDA_SM=NN      compute capability major*10+minor (default 90)
      FAKECUDA_SMS=N      multiprocessors per device (default 4)
+     FAKECUDA_DRIVER_VERSION=V  what cuDriverGetVersion says, 1000 *
+                         major + 10 * minor (default 13000); the PTX JIT
+                         refuses PTX newer than that release's
      FAKECUDA_PAGEABLE=MASK  devices that reach the host's pageable
                          memory (CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS
                          1): bit D for device D (default 0: none, as a

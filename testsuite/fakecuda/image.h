@@ -74,6 +74,13 @@ struct fk_global *fk_add_global (struct fk_image *img, const char *name,
    module, never 0; fakecuda_symbol_address gives it to tests.  */
 uint64_t fk_symbol_address (const char *name);
 
+/* What cuDriverGetVersion says (FAKECUDA_DRIVER_VERSION): 1000 * major +
+   10 * minor.  The PTX JIT refuses PTX of an ISA version newer than the
+   driver's CUDA release (fk_ptx_isa_max) with
+   CUDA_ERROR_UNSUPPORTED_PTX_VERSION.  */
+extern int fk_driver_version;
+int fk_ptx_isa_max (int driver);
+
 /* Read PTX TEXT[0, LEN) into IMG.  */
 CUresult fk_parse_ptx (const char *text, size_t len, int device_sm,
 		       struct fk_image *img, char *err, size_t errlen);

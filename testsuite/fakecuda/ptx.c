@@ -12,6 +12,31 @@
 
 #include "image.h"
 
+/* The newest PTX ISA version (10 * major + minor) that the JIT of a
+   CUDA driver of version DRIVER (1000 * major + 10 * minor) reads: the
+   CUDA release that introduced each ISA version, from the release history
+   in NVIDIA's PTX ISA manual.  */
+int
+fk_ptx_isa_max (int driver)
+{
+  static const struct { int cuda, isa; } first[] = {
+    { 3000, 20 }, { 3010, 21 }, { 3020, 22 }, { 4000, 23 }, { 4010, 30 },
+    { 5000, 31 }, { 5050, 32 }, { 6000, 40 }, { 6050, 41 }, { 7000, 42 },
+    { 7050, 43 }, { 8000, 50 }, { 9000, 60 }, { 9010, 61 }, { 9020, 62 },
+    { 10000, 63 }, { 10010, 64 }, { 10020, 65 }, { 11000, 70 },
+    { 11010, 71 }, { 11020, 72 }, { 11030, 73 }, { 11040, 74 },
+    { 11050, 75 }, { 11060, 76 }, { 11070, 77 }, { 11080, 78 },
+    { 12000, 80 }, { 12010, 81 }, { 12020, 82 }, { 12030, 83 },
+    { 12040, 84 }, { 12050, 85 }, { 12070, 86 }, { 12080, 87 },
+    { 12090, 88 }, { 13000, 90 }, { 13010, 91 },
+  };
+  int isa = 10;
+  for (size_t i = 0; i < sizeof first / sizeof first[0]; i++)
+    if (driver >= first[i].cuda)
+      isa = first[i].isa;
+  return isa;
+}
+
 /* A PTX token: a word (directive, identifier, number) or one punctuation
    character.  */
 struct fk_tok
@@ -256,6 +281,18 @@ fk_parse_ptx (const char *text, size_t len, int device_sm,
       if (fk_tok_is (&t[i], ".version"))
 	{
 	  version = true;
+	  unsigned major = 0, minor = 0;
+	  int max = fk_ptx_isa_max (fk_driver_version);
+	  if (i + 1 < n && sscanf (t[i + 1].s, "%u.%u", &major, &minor) == 2
+	      && major < 100 && minor < 10
+	      && (int) (major * 10 + minor) > max)
+	    {
+	      snprintf (err, errlen, "fake ptxas: line %d: PTX ISA %u.%u is"
+			" newer than a CUDA %d.%d driver's (%d.%d)",
+			t[i].line, major, minor, fk_driver_version / 1000,
+			fk_driver_version % 1000 / 10, max / 10, max % 10);
+	      res = CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
+	    }
 	  i += 2;
 	  continue;
 	}
