@@ -190,7 +190,11 @@ hostq_thread (void *arg)
       if (!ok)
 	q->failed = true;
       q->done++;
-      pthread_cond_broadcast (&q->cond);
+      if (q->done >= q->wake_at)
+	{
+	  q->wake_at = UINT64_MAX;
+	  pthread_cond_broadcast (&q->done_cond);
+	}
       if (to_set != NULL)
 	{
 	  /* Counted done before the later queue hears of it: what comes
@@ -216,6 +220,20 @@ hostq_release (struct ok_hostq *q)
     }
 }
 
+/* Wait until Q's first TARGET entries are done (they are released).
+   Q->LOCK is held.  */
+static void
+hostq_wait_done (struct ok_hostq *q, uint64_t target)
+{
+  while (q->done < target)
+    {
+      /* Those woken and not yet done with say so again.  */
+      if (target < q->wake_at)
+	q->wake_at = target;
+      pthread_cond_wait (&q->done_cond, &q->lock);
+    }
+}
+
 /* Wait until everything queued on Q so far is done, starting it first.
    Q->LOCK is held.  */
 static void
@@ -223,8 +241,7 @@ hostq_finish_queued (struct ok_hostq *q)
 {
   uint64_t target = q->queued;
   hostq_release (q);
-  while (q->done < target)
-    pthread_cond_wait (&q->cond, &q->lock);
+  hostq_wait_done (q, target);
 }
 
 /* Entries.  */
@@ -350,8 +367,7 @@ hostq_settle_downloads (struct ok_device *dev, const void *src, size_t n)
 	      q->released = last;
 	      pthread_cond_broadcast (&q->cond);
 	    }
-	  while (q->done < last)
-	    pthread_cond_wait (&q->cond, &q->lock);
+	  hostq_wait_done (q, last);
 	}
       pthread_mutex_unlock (&q->lock);
     }
@@ -532,11 +548,14 @@ ok_hostq_start (struct ok_acc_queue *base, enum ok_hostq_policy policy,
   q->on_thread = on_thread;
   pthread_mutex_init (&q->lock, NULL);
   pthread_cond_init (&q->cond, NULL);
+  pthread_cond_init (&q->done_cond, NULL);
+  q->wake_at = UINT64_MAX;
   int err = pthread_create (&q->thread, NULL, hostq_thread, q);
   if (err != 0)
     {
       ok_dev_error (base->dev, "cannot start an OpenACC queue's thread: %s",
 		    strerror (err));
+      pthread_cond_destroy (&q->done_cond);
       pthread_cond_destroy (&q->cond);
       pthread_mutex_destroy (&q->lock);
       return false;
@@ -558,6 +577,7 @@ ok_hostq_stop (struct ok_acc_queue *base)
   pthread_cond_broadcast (&q->cond);
   pthread_mutex_unlock (&q->lock);
   pthread_join (q->thread, NULL);
+  pthread_cond_destroy (&q->done_cond);
   pthread_cond_destroy (&q->cond);
   pthread_mutex_destroy (&q->lock);
   return ok;

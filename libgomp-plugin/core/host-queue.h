@@ -54,9 +54,14 @@ struct ok_hostq
      launches from there go to the queue's own HSA queue).  */
   void (*on_thread) (struct ok_hostq *q);
   pthread_mutex_t lock;		/* Guards what follows.  */
-  /* Signalled when entries are released to the thread, when one is
-     done, and when the queue stops.  */
+  /* Signalled for the queue's thread: entries released to it, or the
+     queue stops.  */
   pthread_cond_t cond;
+  /* Broadcast for the threads that wait for entries to be done, once
+     DONE reaches WAKE_AT, the smallest count one of them waits for
+     (UINT64_MAX: none waits), rather than after every entry.  */
+  pthread_cond_t done_cond;
+  uint64_t wake_at;
   struct ok_hostq_entry *head, *tail;
   struct ok_hostq_entry *running;	/* Taken from HEAD by the thread.  */
   /* Copies to host memory not done; changed under LOCK, atomically, so

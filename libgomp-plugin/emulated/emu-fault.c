@@ -180,28 +180,83 @@ emu_fault_altstack_size (void)
   return size;
 }
 
+/* The calling thread's stack's lowest address, or 0.  */
+static uintptr_t
+emu_fault_stack_lo (void)
+{
+  uintptr_t lo_addr = 0;
+  pthread_attr_t attr;
+  if (pthread_getattr_np (pthread_self (), &attr) == 0)
+    {
+      void *lo;
+      size_t len;
+      if (pthread_attr_getstack (&attr, &lo, &len) == 0)
+	lo_addr = (uintptr_t) lo;
+      pthread_attr_destroy (&attr);
+    }
+  return lo_addr;
+}
+
+/* A new signal stack for the calling thread, or NULL.  */
+static void *
+emu_fault_altstack_new (void)
+{
+  size_t size = emu_fault_altstack_size ();
+  stack_t ss = { .ss_sp = malloc (size), .ss_flags = 0, .ss_size = size };
+  if (ss.ss_sp != NULL && sigaltstack (&ss, NULL) == 0)
+    return ss.ss_sp;
+  free (ss.ss_sp);
+  return NULL;
+}
+
+static void
+emu_fault_altstack_free (void *altstack)
+{
+  if (altstack == NULL)
+    return;
+  stack_t ss = { .ss_sp = NULL, .ss_flags = SS_DISABLE, .ss_size = 0 };
+  sigaltstack (&ss, NULL);
+  free (altstack);
+}
+
+/* A thread that runs one region after another (a device's worker) sets
+   its signal stack up once: these are its, while it lasts.  */
+static __thread bool emu_thread_ready;
+static __thread void *emu_thread_altstack;
+static __thread uintptr_t emu_thread_stack_lo;
+
+void *
+emu_fault_thread_begin (void)
+{
+  emu_thread_stack_lo = emu_fault_stack_lo ();
+  emu_thread_altstack = emu_fault_altstack_new ();
+  emu_thread_ready = true;
+  return emu_thread_altstack;
+}
+
+void
+emu_fault_thread_end (void)
+{
+  emu_fault_altstack_free (emu_thread_altstack);
+  emu_thread_altstack = NULL;
+  emu_thread_ready = false;
+}
+
 void
 emu_fault_enter (struct emu_region *region, int gomp_num)
 {
   region->gomp_num = gomp_num;
   region->thread = pthread_self ();
-  region->altstack = NULL;
-  region->stack_lo = 0;
-  pthread_attr_t attr;
-  if (pthread_getattr_np (region->thread, &attr) == 0)
+  if (emu_thread_ready)
     {
-      void *lo;
-      size_t len;
-      if (pthread_attr_getstack (&attr, &lo, &len) == 0)
-	region->stack_lo = (uintptr_t) lo;
-      pthread_attr_destroy (&attr);
+      region->altstack = NULL;	/* The thread's, not the region's.  */
+      region->stack_lo = emu_thread_stack_lo;
     }
-  size_t size = emu_fault_altstack_size ();
-  stack_t ss = { .ss_sp = malloc (size), .ss_flags = 0, .ss_size = size };
-  if (ss.ss_sp != NULL && sigaltstack (&ss, NULL) == 0)
-    region->altstack = ss.ss_sp;
   else
-    free (ss.ss_sp);
+    {
+      region->stack_lo = emu_fault_stack_lo ();
+      region->altstack = emu_fault_altstack_new ();
+    }
   if (gomp_num >= 0 && gomp_num < EMU_FAULT_MAX_DEVICES)
     __atomic_store_n (&emu_fault_active[gomp_num], region, __ATOMIC_RELEASE);
 }
@@ -212,12 +267,7 @@ emu_fault_leave (struct emu_region *region)
   int n = region->gomp_num;
   if (n >= 0 && n < EMU_FAULT_MAX_DEVICES)
     __atomic_store_n (&emu_fault_active[n], NULL, __ATOMIC_RELEASE);
-  if (region->altstack != NULL)
-    {
-      stack_t ss = { .ss_sp = NULL, .ss_flags = SS_DISABLE, .ss_size = 0 };
-      sigaltstack (&ss, NULL);
-      free (region->altstack);
-    }
+  emu_fault_altstack_free (region->altstack);
 }
 
 /* The region the calling thread runs the code of, or NULL.  */

@@ -141,6 +141,11 @@ struct emu_device
   pthread_cond_t done_cond;	/* Signalled when a job ends.  */
   struct emu_job *head, *tail;
   bool stopping;
+  /* The worker waits on QUEUE_COND, and WAITERS threads on DONE_COND:
+     only then are they signalled (each spins first, emu-run.c).  */
+  bool worker_asleep;
+  unsigned waiters;
+  void *worker_altstack;	/* The worker's signal stack.  */
   pthread_t worker;
 
   /* OpenACC (emu-queue.c): the frees asked for on its queues' threads
@@ -415,6 +420,12 @@ void emu_fault_unwatch (int *(*slot) (void));
    GOMP_NUM (-1: unknown), or ends.  */
 void emu_fault_enter (struct emu_region *region, int gomp_num);
 void emu_fault_leave (struct emu_region *region);
+/* The calling thread will run regions one after another until
+   emu_fault_thread_end: its signal stack is set up once for them all
+   rather than for each.  Returns the stack (NULL: none), for the caller
+   to keep where it stays reachable while the thread lasts.  */
+void *emu_fault_thread_begin (void);
+void emu_fault_thread_end (void);
 /* Report the fault of JOB on DEV (its KERNEL's name, NULL: unknown):
    the modelled GPU's words, then offloadkit's line.  Async-signal-safe.  */
 void emu_fault_report (struct emu_device *dev, const struct emu_job *job,
@@ -484,7 +495,7 @@ struct emu_region
   jmp_buf exit_point;
   pthread_t thread;
   int gomp_num;
-  void *altstack;		/* Its signal stack, or NULL.  */
+  void *altstack;		/* Its own signal stack, or NULL.  */
   uintptr_t stack_lo;		/* Its stack's lowest address, or 0.  */
 };
 

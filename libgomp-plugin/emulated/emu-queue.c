@@ -16,8 +16,7 @@
    wait for the next synchronous operation, and the CUDA handles.
 
    Launches, on a queue or not, go through the core like any launch
-   (ok_device_run): the device's worker runs them in order, each region
-   on a thread of its own (emu-run.c).  A launch has the dimensions the
+   (ok_device_run): the device's worker runs them in order (emu-run.c).  A launch has the dimensions the
    modelled GPU would give it (emu-gpu-*.c), which GOMP_DEBUG and the
    profiling events report; the host-fallback code runs its gangs,
    workers and vector lanes one after another.  */

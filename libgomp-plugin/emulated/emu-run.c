@@ -1,18 +1,24 @@
 /* The worker of an emulated device, which runs its regions in order as a
-   stream would, each on a thread of its own.  A launch queues a job; the
-   core waits for it (emu_finish), on the launching thread or, for target
-   nowait, on the device's completion thread.  The worker is a thread of
-   the plugin's, not one of the program's OpenMP threads, so regions do
-   not see the launching thread's ICVs.  */
+   stream would.  A launch queues a job; the core waits for it
+   (emu_finish), on the launching thread or, for target nowait, on the
+   device's completion thread.  The worker is a thread of the plugin's,
+   not one of the program's OpenMP threads, so regions do not see the
+   launching thread's ICVs; each region starts from the OpenMP settings
+   of a new thread (emu_icvs_reset), as libgomp's host fallback clears
+   the thread's state around a region.  */
 
 /* RTLD_DEFAULT, dladdr.  */
 #define _GNU_SOURCE 1
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <setjmp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <time.h>
 
 #include "emu-internal.h"
 #include "trace.h"
@@ -28,6 +34,33 @@ static int (*emu_gomp_max_threads) (void);
    parallel region of several threads.  */
 static int (*emu_gomp_active_level) (void);
 
+/* The per-thread OpenMP settings a region may change with omp_set_*
+   (libgomp's icv.c: a thread's implicit task's ICVs, and its default
+   allocator), read and set through libgomp's API.  */
+static struct
+{
+  void (*set_num_threads) (int);
+  int (*get_dynamic) (void);
+  void (*set_dynamic) (int);
+  int (*get_max_active_levels) (void);
+  void (*set_max_active_levels) (int);
+  void (*get_schedule) (int *, int *);
+  void (*set_schedule) (int, int);
+  int (*get_default_device) (void);
+  void (*set_default_device) (int);
+  int (*get_thread_limit) (void);
+  uintptr_t (*get_default_allocator) (void);
+  void (*set_default_allocator) (uintptr_t);
+} emu_icv_api;
+
+/* Those settings' values.  */
+struct emu_icvs
+{
+  int num_threads, dynamic, max_active_levels, sched_kind, sched_chunk;
+  int default_device, thread_limit;
+  uintptr_t allocator;
+};
+
 static void
 emu_gomp_resolve (void)
 {
@@ -36,6 +69,67 @@ emu_gomp_resolve (void)
 					    "omp_get_max_threads");
   *(void **) &emu_gomp_active_level = dlsym (RTLD_DEFAULT,
 					     "omp_get_active_level");
+  static const char *const names[] = {
+    "omp_set_num_threads", "omp_get_dynamic", "omp_set_dynamic",
+    "omp_get_max_active_levels", "omp_set_max_active_levels",
+    "omp_get_schedule", "omp_set_schedule", "omp_get_default_device",
+    "omp_set_default_device", "omp_get_thread_limit",
+    "omp_get_default_allocator", "omp_set_default_allocator"
+  };
+  void **fns = (void **) &emu_icv_api;
+  _Static_assert (sizeof emu_icv_api == sizeof names / sizeof names[0]
+		  * sizeof (void *), "one name per function");
+  bool all = emu_gomp_max_threads != NULL;
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    all &= (fns[i] = dlsym (RTLD_DEFAULT, names[i])) != NULL;
+  if (!all)
+    /* No libgomp (the plugin's test harness): no settings to keep.  */
+    memset (&emu_icv_api, 0, sizeof emu_icv_api);
+}
+
+/* The calling thread's settings into *V; false without libgomp.  */
+static bool
+emu_icvs_read (struct emu_icvs *v)
+{
+  if (emu_icv_api.set_num_threads == NULL)
+    return false;
+  v->num_threads = emu_gomp_max_threads ();
+  v->dynamic = emu_icv_api.get_dynamic ();
+  v->max_active_levels = emu_icv_api.get_max_active_levels ();
+  emu_icv_api.get_schedule (&v->sched_kind, &v->sched_chunk);
+  v->default_device = emu_icv_api.get_default_device ();
+  v->thread_limit = emu_icv_api.get_thread_limit ();
+  v->allocator = emu_icv_api.get_default_allocator ();
+  return true;
+}
+
+/* A new thread's settings: the program's global ICVs, read on the
+   worker before its first region.  */
+static __thread struct emu_icvs emu_fresh_icvs;
+static __thread bool emu_fresh_icvs_read;
+
+/* Give the calling thread, which ran regions before, a new thread's
+   settings back where a region changed them.  The thread limit is set
+   with the region's (emu_region_run).  */
+static void
+emu_icvs_reset (void)
+{
+  struct emu_icvs now;
+  const struct emu_icvs *f = &emu_fresh_icvs;
+  if (!emu_fresh_icvs_read || !emu_icvs_read (&now))
+    return;
+  if (now.num_threads != f->num_threads)
+    emu_icv_api.set_num_threads (f->num_threads);
+  if (now.dynamic != f->dynamic)
+    emu_icv_api.set_dynamic (f->dynamic);
+  if (now.max_active_levels != f->max_active_levels)
+    emu_icv_api.set_max_active_levels (f->max_active_levels);
+  if (now.sched_kind != f->sched_kind || now.sched_chunk != f->sched_chunk)
+    emu_icv_api.set_schedule (f->sched_kind, f->sched_chunk);
+  if (now.default_device != f->default_device)
+    emu_icv_api.set_default_device (f->default_device);
+  if (now.allocator != f->allocator)
+    emu_icv_api.set_default_allocator (f->allocator);
 }
 
 bool
@@ -139,15 +233,15 @@ emu_region_exit (int status)
   ok_end_program (EXIT_FAILURE);
 }
 
-/* Run one region.  This is the region's initial thread: what it knows as
-   "current device" and its OpenMP settings are its own.  It holds the
-   region lock while the variables' host globals show the device's bytes,
-   so that it can let go of it for a reverse-offload region (emu-rev.c),
-   which runs host code with the host's bytes there.  */
-static void *
-emu_region_thread (void *r)
+/* Run one region on the calling thread, the worker: while it runs, this
+   is the region's initial thread, and what it knows as "current device"
+   and its OpenMP settings are the region's own.  It holds the region lock
+   while the variables' host globals show the device's bytes, so that it
+   can let go of it for a reverse-offload region (emu-rev.c), which runs
+   host code with the host's bytes there.  */
+static void
+emu_region_run (struct emu_region *region)
 {
-  struct emu_region *region = r;
   struct emu_job *job = region->job;
   pthread_mutex_lock (&emu_region_lock);
   while (emu_regions_on_host > 0)
@@ -157,8 +251,19 @@ emu_region_thread (void *r)
   emu_rev_recheck ();
   ok_region_enter (&region->dev->base);
   emu_set_device_num (region->dev, true);
-  if (emu_gomp_teams4 != NULL && job->thread_limit > 0)
-    emu_gomp_teams4 (1, 1, (unsigned) job->thread_limit, true);
+  emu_icvs_reset ();
+  if (emu_gomp_teams4 != NULL)
+    {
+      /* The region's thread limit, or a new thread's; and no teams (a
+	 region that ended from inside a teams construct left its
+	 number).  libgomp's thread-limit-var is unsigned: beyond INT_MAX
+	 it reads INT_MAX, and is set to UINT_MAX.  */
+      unsigned limit = (job->thread_limit > 0 ? (unsigned) job->thread_limit
+			: emu_fresh_icvs_read
+			&& emu_fresh_icvs.thread_limit < INT_MAX
+			? (unsigned) emu_fresh_icvs.thread_limit : UINT_MAX);
+      emu_gomp_teams4 (1, 1, limit, true);
+    }
   if (ok_trace_on ())
     {
       /* What a parallel region in it would get, at most.  */
@@ -178,27 +283,20 @@ emu_region_thread (void *r)
   emu_rev_disown ();
   emu_view_all (region->dev, false);
   pthread_mutex_unlock (&emu_region_lock);
-  return NULL;
 }
 
-/* Each region runs on a thread of its own, started here and joined: like
-   libgomp's host fallback, which clears the thread's OpenMP state around
-   a region, it starts from the global settings (omp_set_num_threads in
-   one region does not leak into the next), and libgomp frees what the
-   thread used when it ends.  The device's images are held meanwhile:
-   the region sees their variables.  */
+/* Run JOB's region on the worker.  A region that ends the program's way
+   (a device exit, a fault) leaves by a longjmp from wherever its code
+   was, which may leave libgomp's state of this thread inside a construct;
+   the program ends after it (emu_finish), so no region follows.  The
+   device's images are held meanwhile: the region sees their
+   variables.  */
 static void
 emu_execute (struct emu_device *dev, struct emu_job *job)
 {
   struct emu_region region = { .dev = dev, .job = job };
-  pthread_t thread;
   ok_images_hold (&dev->base);
-  if (pthread_create (&thread, NULL, emu_region_thread, &region) == 0)
-    pthread_join (thread, NULL);
-  else
-    /* No thread to be had: run it here, on the worker, rather than not
-       at all; only settings a previous region changed can differ.  */
-    emu_region_thread (&region);
+  emu_region_run (&region);
   if (ok_trace_on () || job->exited || job->fault.sig != 0)
     job->base.kernel = emu_fn_name (dev, (void *) job->fn, job->name_buf,
 				    sizeof job->name_buf);
@@ -211,20 +309,89 @@ emu_execute (struct emu_device *dev, struct emu_job *job)
   job->base.block[1] = job->base.block[2] = 1;
 }
 
+/* How long the worker looks for its next job, and a launching thread for
+   its job's end, before it sleeps on a condition variable: a GPU's queue
+   starts a kernel within microseconds, and so does this one while it
+   spins; a wake-up from a futex costs tens of microseconds, two per
+   region.  OMP_WAIT_POLICY=passive: no spinning, as for libgomp's own
+   threads.  */
+#define EMU_SPIN_NS 50000
+static pthread_once_t emu_spin_once = PTHREAD_ONCE_INIT;
+static long emu_spin_ns;
+
+static void
+emu_spin_init (void)
+{
+  const char *policy = getenv ("OMP_WAIT_POLICY");
+  emu_spin_ns = (policy != NULL && strcasecmp (policy, "passive") == 0
+		 ? 0 : EMU_SPIN_NS);
+}
+
+static long long
+emu_now_ns (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (long long) ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Spin until *FLAG (a bool) is true or EMU_SPIN_NS passed; whether it
+   is.  IS_PTR: *FLAG is a pointer, true when not NULL.  */
+static bool
+emu_spin_until (const void *flag, bool is_ptr)
+{
+  pthread_once (&emu_spin_once, emu_spin_init);
+  if (emu_spin_ns == 0)
+    return false;
+  long long end = 0;
+  for (unsigned i = 0;; i++)
+    {
+      if (is_ptr ? __atomic_load_n ((void *const *) flag, __ATOMIC_ACQUIRE)
+		   != NULL
+	  : __atomic_load_n ((const bool *) flag, __ATOMIC_ACQUIRE))
+	return true;
+      if (i % 64 == 0)
+	{
+	  long long now = emu_now_ns ();
+	  if (end == 0)
+	    end = now + emu_spin_ns;
+	  else if (now >= end)
+	    return false;
+	}
+      __builtin_ia32_pause ();
+    }
+}
+
 void *
 emu_worker (void *d)
 {
   struct emu_device *dev = d;
   pthread_once (&emu_gomp_once, emu_gomp_resolve);
+  /* A new thread: what every region starts from.  */
+  emu_fresh_icvs_read = emu_icvs_read (&emu_fresh_icvs);
+  /* Kept in DEV too: a program may end without stopping the worker, and
+     what only the worker's thread-local storage points to would look
+     lost.  */
+  dev->worker_altstack = emu_fault_thread_begin ();
   pthread_mutex_lock (&dev->queue_lock);
   for (;;)
     {
+      if (dev->head == NULL && !dev->stopping)
+	{
+	  pthread_mutex_unlock (&dev->queue_lock);
+	  emu_spin_until (&dev->head, true);
+	  pthread_mutex_lock (&dev->queue_lock);
+	}
       while (dev->head == NULL && !dev->stopping)
-	pthread_cond_wait (&dev->queue_cond, &dev->queue_lock);
+	{
+	  dev->worker_asleep = true;
+	  pthread_cond_wait (&dev->queue_cond, &dev->queue_lock);
+	  dev->worker_asleep = false;
+	}
       struct emu_job *job = dev->head;
       if (job == NULL)
 	break;			/* Stopping, and the queue is drained.  */
-      dev->head = job->next;
+      __atomic_store_n (&dev->head, job->next, __ATOMIC_RELAXED);
       if (dev->head == NULL)
 	dev->tail = NULL;
       pthread_mutex_unlock (&dev->queue_lock);
@@ -232,10 +399,12 @@ emu_worker (void *d)
       emu_execute (dev, job);
 
       pthread_mutex_lock (&dev->queue_lock);
-      job->done = true;
-      pthread_cond_broadcast (&dev->done_cond);
+      __atomic_store_n (&job->done, true, __ATOMIC_RELEASE);
+      if (dev->waiters > 0)
+	pthread_cond_broadcast (&dev->done_cond);
     }
   pthread_mutex_unlock (&dev->queue_lock);
+  emu_fault_thread_end ();
   return NULL;
 }
 
@@ -266,9 +435,10 @@ emu_launch (struct ok_device *d, void *fn, void *tgt_vars,
   if (dev->tail != NULL)
     dev->tail->next = job;
   else
-    dev->head = job;
+    __atomic_store_n (&dev->head, job, __ATOMIC_RELEASE);
   dev->tail = job;
-  pthread_cond_signal (&dev->queue_cond);
+  if (dev->worker_asleep)
+    pthread_cond_signal (&dev->queue_cond);
   pthread_mutex_unlock (&dev->queue_lock);
   return true;
 }
@@ -278,10 +448,15 @@ emu_finish (struct ok_device *d, struct ok_job *j)
 {
   struct emu_device *dev = emu_dev (d);
   struct emu_job *job = (struct emu_job *) j;
-  pthread_mutex_lock (&dev->queue_lock);
-  while (!job->done)
-    pthread_cond_wait (&dev->done_cond, &dev->queue_lock);
-  pthread_mutex_unlock (&dev->queue_lock);
+  if (!emu_spin_until (&job->done, false))
+    {
+      pthread_mutex_lock (&dev->queue_lock);
+      dev->waiters++;
+      while (!job->done)
+	pthread_cond_wait (&dev->done_cond, &dev->queue_lock);
+      dev->waiters--;
+      pthread_mutex_unlock (&dev->queue_lock);
+    }
   if (job->exited)
     return emu_gpu_region_exited (dev, job->base.kernel, job->exit_status);
   if (job->fault.sig != 0)
