@@ -26,8 +26,11 @@
 #include "host-queue.h"
 #include "trace.h"
 
-/* The device whose region this thread runs as host code, or NULL.  */
-static __thread struct ok_device *core_region;
+/* The device whose region this thread runs as host code, or NULL.
+   Read at every launch: initial-exec, a few bytes of the static TLS
+   glibc keeps for libraries loaded later.  */
+static __thread struct ok_device *core_region
+  __attribute__ ((tls_model ("initial-exec")));
 
 void
 ok_region_enter (struct ok_device *dev)

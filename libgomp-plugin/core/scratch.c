@@ -17,6 +17,7 @@ ok_scratch_init (struct ok_scratch *s,
   s->free = free;
   pthread_mutex_init (&s->lock, NULL);
   s->free_blocks = NULL;
+  s->spare = NULL;
 }
 
 /* Free the blocks of LIST and their records.  */
@@ -38,11 +39,40 @@ scratch_free_list (struct ok_device *dev, struct ok_scratch *s,
 bool
 ok_scratch_release (struct ok_device *dev, struct ok_scratch *s)
 {
+  struct ok_scratch_block *spare = __atomic_exchange_n (&s->spare, NULL,
+							__ATOMIC_ACQUIRE);
   pthread_mutex_lock (&s->lock);
   struct ok_scratch_block *list = s->free_blocks;
   s->free_blocks = NULL;
   pthread_mutex_unlock (&s->lock);
-  return scratch_free_list (dev, s, list);
+  bool ok = scratch_free_list (dev, s, spare);
+  return scratch_free_list (dev, s, list) && ok;
+}
+
+/* Put B among the free blocks, dropping the smallest beyond
+   SCRATCH_KEEP.  */
+static void
+scratch_keep (struct ok_device *dev, struct ok_scratch *s,
+	      struct ok_scratch_block *b)
+{
+  pthread_mutex_lock (&s->lock);
+  b->next = s->free_blocks;
+  s->free_blocks = b;
+  size_t n = 0;
+  struct ok_scratch_block **smallest = NULL;
+  for (struct ok_scratch_block **p = &s->free_blocks; *p != NULL;
+       p = &(*p)->next, n++)
+    if (smallest == NULL || (*p)->size < (*smallest)->size)
+      smallest = p;
+  struct ok_scratch_block *drop = NULL;
+  if (n > SCRATCH_KEEP)
+    {
+      drop = *smallest;
+      *smallest = drop->next;
+      drop->next = NULL;
+    }
+  pthread_mutex_unlock (&s->lock);
+  scratch_free_list (dev, s, drop);
 }
 
 bool
@@ -57,6 +87,12 @@ struct ok_scratch_block *
 ok_scratch_take (struct ok_device *dev, struct ok_scratch *s, size_t size,
 		 const char *kernel)
 {
+  struct ok_scratch_block *spare = __atomic_exchange_n (&s->spare, NULL,
+							__ATOMIC_ACQUIRE);
+  if (spare != NULL && spare->size >= size)
+    return spare;
+  if (spare != NULL)
+    scratch_keep (dev, s, spare);
   pthread_mutex_lock (&s->lock);
   struct ok_scratch_block **best = NULL;
   for (struct ok_scratch_block **p = &s->free_blocks; *p != NULL;
@@ -94,22 +130,9 @@ void
 ok_scratch_give (struct ok_device *dev, struct ok_scratch *s,
 		 struct ok_scratch_block *b)
 {
-  pthread_mutex_lock (&s->lock);
-  b->next = s->free_blocks;
-  s->free_blocks = b;
-  size_t n = 0;
-  struct ok_scratch_block **smallest = NULL;
-  for (struct ok_scratch_block **p = &s->free_blocks; *p != NULL;
-       p = &(*p)->next, n++)
-    if (smallest == NULL || (*p)->size < (*smallest)->size)
-      smallest = p;
-  struct ok_scratch_block *drop = NULL;
-  if (n > SCRATCH_KEEP)
-    {
-      drop = *smallest;
-      *smallest = drop->next;
-      drop->next = NULL;
-    }
-  pthread_mutex_unlock (&s->lock);
-  scratch_free_list (dev, s, drop);
+  struct ok_scratch_block *empty = NULL;
+  b->next = NULL;
+  if (!__atomic_compare_exchange_n (&s->spare, &empty, b, false,
+				    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+    scratch_keep (dev, s, b);
 }

@@ -4,7 +4,10 @@
    call that may synchronise the device, so each device keeps the blocks
    that launches gave back, and a launch takes the smallest one that is
    large enough.  A few free blocks are kept at most, the smallest dropped
-   first: the largest serve any launch.  Thread-safe.  */
+   first: the largest serve any launch.  The block given back last waits
+   in a slot of its own, taken and filled without the lock: a program's
+   launches one after another take and give it back again and again.
+   Thread-safe.  */
 
 #ifndef OFFLOADKIT_SCRATCH_H
 #define OFFLOADKIT_SCRATCH_H
@@ -28,8 +31,9 @@ struct ok_scratch
      messages), or NULL after a report; and back.  */
   void *(*alloc) (struct ok_device *dev, size_t size, const char *kernel);
   bool (*free) (struct ok_device *dev, void *ptr);
-  pthread_mutex_t lock;		/* Guards FREE.  */
+  pthread_mutex_t lock;		/* Guards FREE_BLOCKS.  */
   struct ok_scratch_block *free_blocks;
+  struct ok_scratch_block *spare;	/* Atomic; the slot.  */
 };
 
 void ok_scratch_init (struct ok_scratch *s,

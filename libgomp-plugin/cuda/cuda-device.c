@@ -14,27 +14,75 @@
 
 #include "cuda-internal.h"
 
+/* The context cuda_enter last found or made current on the calling
+   thread, or NULL.  Only launches trust it (cuda_enter_launch): the
+   program's own CUDA code may have switched contexts on the thread since,
+   and a launch then fails, its kernel and stream being another context's,
+   which cuda_launch_kernel mends.  Initial-exec: read on every launch,
+   a few bytes of the static TLS that glibc keeps for libraries loaded
+   later (libgomp's own thread data is initial-exec too).  */
+static __thread CUcontext cuda_thread_ctx
+  __attribute__ ((tls_model ("initial-exec")));
+
 /* The driver keeps the current context per thread, so asking it is a
-   thread-local read; comparing first spares a switch, and unlike a cache
-   of our own it stays right when the program's own CUDA code switches
-   contexts on the thread.  */
+   thread-local read; comparing first spares a switch, and asking rather
+   than trusting cuda_thread_ctx stays right when the program's own CUDA
+   code switches contexts on the thread.  */
 bool
 cuda_enter (struct cuda_device *dev)
 {
   CUcontext cur = NULL;
   CUresult r = ok_cuda.cuCtxGetCurrent (&cur);
   if (r == CUDA_SUCCESS && cur == dev->ctx)
-    return true;
+    {
+      cuda_thread_ctx = cur;
+      return true;
+    }
   if (r == CUDA_SUCCESS)
     r = ok_cuda.cuCtxSetCurrent (dev->ctx);
   if (r != CUDA_SUCCESS)
     {
+      cuda_thread_ctx = NULL;
       ok_dev_call_error (&dev->base, "cannot make its context current",
 			 r == CUDA_SUCCESS ? "cuCtxGetCurrent"
 			 : "cuCtxSetCurrent", r);
       return false;
     }
+  cuda_thread_ctx = dev->ctx;
   return true;
+}
+
+bool
+cuda_enter_launch (struct cuda_device *dev, bool *known)
+{
+  *known = dev->ctx != NULL && cuda_thread_ctx == dev->ctx;
+  return *known || cuda_enter (dev);
+}
+
+CUresult
+cuda_launch_kernel (struct cuda_device *dev, bool known, CUfunction fn,
+		    const unsigned grid[3], const unsigned block[3],
+		    CUstream stream, void **params, bool *reported)
+{
+  *reported = false;
+  CUresult r = ok_cuda.cuLaunchKernel (fn, grid[0], grid[1], grid[2],
+				       block[0], block[1], block[2], 0,
+				       stream, params, NULL);
+  if (known && (r == CUDA_ERROR_INVALID_CONTEXT
+		|| r == CUDA_ERROR_INVALID_HANDLE
+		|| r == CUDA_ERROR_CONTEXT_IS_DESTROYED))
+    {
+      /* Not the thread's context any more: make it so, and again.  */
+      cuda_thread_ctx = NULL;
+      if (!cuda_enter (dev))
+	{
+	  *reported = true;
+	  return r;
+	}
+      r = ok_cuda.cuLaunchKernel (fn, grid[0], grid[1], grid[2], block[0],
+				  block[1], block[2], 0, stream, params, NULL);
+    }
+  return r;
 }
 
 /* Streams.  Non-blocking streams, so that nothing the program or another
@@ -45,11 +93,17 @@ cuda_enter (struct cuda_device *dev)
 bool
 cuda_stream_take (struct cuda_device *dev, CUstream *stream)
 {
+  *stream = __atomic_exchange_n (&dev->spare_stream, NULL, __ATOMIC_ACQUIRE);
+  if (*stream != NULL)
+    {
+      __atomic_add_fetch (&dev->streams_out, 1, __ATOMIC_RELAXED);
+      return true;
+    }
   pthread_mutex_lock (&dev->stream_lock);
   if (dev->num_free_streams > 0)
     {
       *stream = dev->free_streams[--dev->num_free_streams];
-      dev->streams_out++;
+      __atomic_add_fetch (&dev->streams_out, 1, __ATOMIC_RELAXED);
       pthread_mutex_unlock (&dev->stream_lock);
       return true;
     }
@@ -62,17 +116,19 @@ cuda_stream_take (struct cuda_device *dev, CUstream *stream)
 			 "cuStreamCreate", r);
       return false;
     }
-  pthread_mutex_lock (&dev->stream_lock);
-  dev->streams_out++;
-  pthread_mutex_unlock (&dev->stream_lock);
+  __atomic_add_fetch (&dev->streams_out, 1, __ATOMIC_RELAXED);
   return true;
 }
 
 void
 cuda_stream_give (struct cuda_device *dev, CUstream stream)
 {
+  __atomic_sub_fetch (&dev->streams_out, 1, __ATOMIC_RELAXED);
+  CUstream empty = NULL;
+  if (__atomic_compare_exchange_n (&dev->spare_stream, &empty, stream, false,
+				   __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+    return;
   pthread_mutex_lock (&dev->stream_lock);
-  dev->streams_out--;
   if (dev->num_free_streams == dev->max_free_streams)
     {
       size_t n = dev->max_free_streams ? 2 * dev->max_free_streams : 8;
@@ -96,6 +152,11 @@ static bool
 cuda_streams_fini (struct cuda_device *dev)
 {
   bool ok = true;
+  CUstream spare = __atomic_exchange_n (&dev->spare_stream, NULL,
+					__ATOMIC_ACQUIRE);
+  if (spare != NULL)
+    ok &= ok_dev_teardown_ok (&dev->base, ok_cuda.cuStreamDestroy (spare),
+			      "destroy a stream", "cuStreamDestroy");
   for (size_t i = 0; i < dev->num_free_streams; i++)
     ok &= ok_dev_teardown_ok (&dev->base,
 			      ok_cuda.cuStreamDestroy (dev->free_streams[i]),

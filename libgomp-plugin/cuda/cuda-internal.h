@@ -113,7 +113,10 @@ struct cuda_device
   pthread_mutex_t stream_lock;	/* Guards the free streams.  */
   CUstream *free_streams;
   size_t num_free_streams, max_free_streams;
-  size_t streams_out;		/* Taken and not given back.  */
+  /* The stream given back last, taken and filled without the lock
+     (atomic): launches one after another use it again and again.  */
+  CUstream spare_stream;
+  size_t streams_out;		/* Taken and not given back; atomic.  */
 
   struct ok_scratch stacks;	/* Soft stacks of launches.  */
 
@@ -137,6 +140,22 @@ cuda_dev (struct ok_device *d)
 
 /* Make DEV's context current on the calling thread.  */
 bool cuda_enter (struct cuda_device *dev);
+
+/* For a launch: DEV's context is current on the calling thread as far
+   as the plugin knows (*KNOWN: without asking the driver), or is made
+   so (cuda_enter).  GCC's plugin never asks before a launch.  */
+bool cuda_enter_launch (struct cuda_device *dev, bool *known);
+
+/* cuLaunchKernel of FN on STREAM, no dynamic shared memory.  When the
+   context was KNOWN rather than asked for and the driver refuses the
+   launch for want of it (the program switched contexts on the thread
+   since), the context is made current and the kernel launched again.
+   *REPORTED: the result was reported already (the context could not be
+   made current).  */
+CUresult cuda_launch_kernel (struct cuda_device *dev, bool known,
+			     CUfunction fn, const unsigned grid[3],
+			     const unsigned block[3], CUstream stream,
+			     void **params, bool *reported);
 
 /* A non-blocking stream of DEV's pool (created when none is free), and
    back.  Called with DEV's context current.  */
@@ -263,6 +282,14 @@ void cuda_interop_property (struct ok_device *dev,
    calling thread may call the driver (with DEV's context current); false
    after reporting a free that failed (the rest are freed all the same).  */
 bool cuda_deferred_frees (struct cuda_device *dev);
+
+/* Whether DEV has such frees waiting; without its lock (a free deferred
+   meanwhile waits for the next place).  */
+static inline bool
+cuda_deferred_pending (struct cuda_device *dev)
+{
+  return __atomic_load_n (&dev->deferred, __ATOMIC_RELAXED) != NULL;
+}
 
 /* ---- cuda-launch.c ---- */
 

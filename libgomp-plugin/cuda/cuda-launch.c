@@ -137,7 +137,8 @@ cuda_launch (struct ok_device *d, void *fn, void *tgt_vars,
   struct cuda_device *dev = cuda_dev (d);
   struct cuda_job *job = (struct cuda_job *) j;
   const struct cuda_kernel *k = fn;
-  if (!cuda_enter (dev))
+  bool known;
+  if (!cuda_enter_launch (dev, &known))
     return false;
 
   job->kernel = k;
@@ -163,13 +164,13 @@ cuda_launch (struct ok_device *d, void *fn, void *tgt_vars,
 	    " %d registers per thread, %zu bytes of stacks at %#llx",
 	    d->label, k->name, j->grid[0], j->block[1], k->regs_per_thread,
 	    stack_bytes, (unsigned long long) (uintptr_t) job->stack->ptr);
-  CUresult r = ok_cuda.cuLaunchKernel (k->fn, j->grid[0], j->grid[1],
-				       j->grid[2], j->block[0], j->block[1],
-				       j->block[2], 0, job->stream, params,
-				       NULL);
+  bool reported;
+  CUresult r = cuda_launch_kernel (dev, known, k->fn, j->grid, j->block,
+				   job->stream, params, &reported);
   if (r != CUDA_SUCCESS)
     {
-      cuda_kernel_error (dev, k, "cuLaunchKernel", r);
+      if (!reported)
+	cuda_kernel_error (dev, k, "cuLaunchKernel", r);
       cuda_job_release (dev, job);
       return false;
     }

@@ -101,7 +101,7 @@ cuda_free_later (struct cuda_device *dev, void *ptr)
   f->ptr = ptr;
   pthread_mutex_lock (&dev->deferred_lock);
   f->next = dev->deferred;
-  dev->deferred = f;
+  __atomic_store_n (&dev->deferred, f, __ATOMIC_RELAXED);
   pthread_mutex_unlock (&dev->deferred_lock);
   OK_DEBUG ("%s: free of %p inside a stream callback deferred",
 	    dev->base.label, ptr);
@@ -113,7 +113,7 @@ cuda_deferred_frees (struct cuda_device *dev)
 {
   pthread_mutex_lock (&dev->deferred_lock);
   struct cuda_deferred_free *f = dev->deferred;
-  dev->deferred = NULL;
+  __atomic_store_n (&dev->deferred, NULL, __ATOMIC_RELAXED);
   pthread_mutex_unlock (&dev->deferred_lock);
   bool ok = true;
   while (f != NULL)

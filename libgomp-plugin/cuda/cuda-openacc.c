@@ -310,11 +310,19 @@ cuda_acc_exec (struct ok_device *d, void *fn, void *args,
 {
   struct cuda_device *dev = cuda_dev (d);
   const struct cuda_kernel *k = fn;
-  if (!cuda_enter (dev))
+  bool known;
+  if (!cuda_enter_launch (dev, &known))
     return false;
   /* A launch is a place where frees asked for in callbacks can be done
-     (a failed one is reported, and no reason not to launch).  */
-  cuda_deferred_frees (dev);
+     (a failed one is reported, and no reason not to launch); with the
+     context asked for, not known.  */
+  if (cuda_deferred_pending (dev))
+    {
+      if (known && !cuda_enter (dev))
+	return false;
+      known = false;
+      cuda_deferred_frees (dev);
+    }
   struct cuda_acc_occupancy_arg occ = { dev, k };
   struct ok_nvptx_kernel nk = {
     .name = k->name,
@@ -339,13 +347,16 @@ cuda_acc_exec (struct ok_device *d, void *fn, void *args,
   CUdeviceptr block = (CUdeviceptr) (uintptr_t) args;
   void *params[] = { &block };
   ok_acc_launch_event (false, k->name, dims);
-  CUresult r = ok_cuda.cuLaunchKernel (k->fn, dims[OK_ACC_GANG], 1, 1,
-				       dims[OK_ACC_VECTOR],
-				       dims[OK_ACC_WORKER], 1, 0, stream,
-				       params, NULL);
+  const unsigned grid[3] = { dims[OK_ACC_GANG], 1, 1 };
+  const unsigned threads[3] = { dims[OK_ACC_VECTOR], dims[OK_ACC_WORKER],
+				1 };
+  bool reported;
+  CUresult r = cuda_launch_kernel (dev, known, k->fn, grid, threads, stream,
+				   params, &reported);
   if (r != CUDA_SUCCESS)
     {
-      cuda_kernel_error (dev, k, "cuLaunchKernel", r);
+      if (!reported)
+	cuda_kernel_error (dev, k, "cuLaunchKernel", r);
       return false;
     }
   ok_nvptx_acc_launched (&nk);

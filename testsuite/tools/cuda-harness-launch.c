@@ -114,6 +114,50 @@ test_launch (void)
 	 && l.params[0] == 0);
   check_no_bad_calls ("launches: no invalid driver calls", bad);
 
+  /* A region makes two driver calls, as GCC's plugin: the launch and the
+     wait for it; the context is the one this thread made current before,
+     not asked for again.  */
+  long launches = f_calls ("cuLaunchKernel");
+  long syncs = f_calls ("cuStreamSynchronize");
+  long gets = f_calls ("cuCtxGetCurrent");
+  long sets = f_calls ("cuCtxSetCurrent");
+  check ("run: a launch and a wait, no context query",
+	 run_one (0, 0, tv, NULL, &l)
+	 && f_calls ("cuLaunchKernel") == launches + 1
+	 && f_calls ("cuStreamSynchronize") == syncs + 1
+	 && f_calls ("cuCtxGetCurrent") == gets
+	 && f_calls ("cuCtxSetCurrent") == sets);
+
+  /* The program's own CUDA code switches the thread to no context, or to
+     device 1's: the driver refuses the launch of device 0's kernel, and
+     the plugin makes device 0's context current and launches again.  */
+  harness_fn set_current = harness_fake_fn ("cuCtxSetCurrent");
+  harness_fn retain = harness_fake_fn ("cuDevicePrimaryCtxRetain");
+  harness_fn release = harness_fake_fn ("cuDevicePrimaryCtxRelease_v2");
+  void *other = NULL;
+  bool have_other = retain (&other, 1) == 0;
+  for (int round = 0; round < (have_other ? 2 : 1); round++)
+    {
+      const char *what = round == 0 ? "no context" : "device 1's context";
+      long bad1 = bad_calls ();
+      launches = f_calls ("cuLaunchKernel");
+      set_current (round == 0 ? NULL : other);
+      checkf (run_one (0, 0, tv, NULL, &l) && l.device == 0,
+	      "the program left %s current: the region runs on device 0",
+	      what);
+      checkf (bad_calls () == bad1 + 1
+	      && f_calls ("cuLaunchKernel") == launches + 2,
+	      "the program left %s current: one launch refused, then made"
+	      " again", what);
+      gets = f_calls ("cuCtxGetCurrent");
+      checkf (run_one (0, 0, tv, NULL, &l)
+	      && f_calls ("cuCtxGetCurrent") == gets,
+	      "the program left %s current: the next region as before",
+	      what);
+    }
+  if (have_other)
+    release (1);
+
   /* Failures.  */
   const char *const fails[][2] = {
     { "cuLaunchKernel", "cuLaunchKernel" },

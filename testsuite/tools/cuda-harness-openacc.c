@@ -356,6 +356,27 @@ test_acc_queues (void)
   check ("openacc: synchronize", acc_synchronize (q1));
   check ("openacc: the callback ran after the launch", acc_cb_wait (&cb));
   check ("openacc: the copy done by then", got == 42);
+  /* A launch on a queue is one driver call (its dimensions chosen at the
+     kernel's first launch; the context known from the last).  Without
+     arguments: under libgomp 12, which passes their host addresses, a
+     block of them is copied to the device first (and freed after).  */
+  const char *const others[] = { "cuCtxGetCurrent", "cuCtxSetCurrent",
+    "cuOccupancyMaxPotentialBlockSize", "cuStreamSynchronize",
+    "cuStreamQuery", "cuEventRecord" };
+  long other_calls[6], launch_calls = f_calls ("cuLaunchKernel");
+  for (int i = 0; i < 6; i++)
+    other_calls[i] = f_calls (others[i]);
+  acc_async_exec (acc_fn (0), 0, NULL, NULL, dims, NULL, q1);
+  bool one = f_calls ("cuLaunchKernel") == launch_calls + 1;
+  for (int i = 0; i < 6; i++)
+    if (f_calls (others[i]) != other_calls[i])
+      {
+	fprintf (stderr, "  (%ld more calls of %s)\n",
+		 f_calls (others[i]) - other_calls[i], others[i]);
+	one = false;
+      }
+  check ("openacc: a queued launch is one driver call", one);
+  check ("openacc: synchronize after it", acc_synchronize (q1));
   p_free (0, dval);
   check ("openacc: on a thread of the driver's",
 	 cb.ran && !pthread_equal (cb.thread, pthread_self ()));
