@@ -15,7 +15,11 @@ struct settings
   omp_allocator_handle_t allocator;
 };
 
+#if __GNUC__ >= 13
+#pragma omp begin declare target
+#else
 #pragma omp declare target
+#endif
 static void
 read_settings (struct settings *s)
 {
