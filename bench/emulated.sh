@@ -23,7 +23,8 @@
 # BUILD: an offloadkit build tree with `make` done (default: the current
 # directory when it has libgomp-plugin/, else ./build).  Defaults: 7 runs
 # of 7 batches of 20000 regions.  --save also writes the table to
-# bench/results/DATE-emulated-HOST.md.  Exit status 0 when everything ran
+# bench/results/DATE-emulated-HOST.md (-2, -3, ... after the first of the
+# day).  Exit status 0 when everything ran
 # where it should, 1 when a run failed, 2 on a usage or setup error.
 
 set -u
@@ -140,6 +141,8 @@ median () {
 cat "$work/report"
 [ -n "$out" ] && cp "$work/report" "$out"
 if [ "$save" = yes ]; then
-  cp "$work/report" "$here/results/$(date -u +%Y-%m-%d)-emulated-$(hostname -s).md"
+  . "$here/result-file.sh"
+  f=$(result_file emulated)
+  cp "$work/report" "$f" && echo "bench: written to $f"
 fi
 exit $status

@@ -43,6 +43,7 @@
 #   --calls-n N       N for the call counts (default 1000)
 #   --quick           --runs 3 --iters 2000 --batches 3
 #   --save            also write the table to bench/results/DATE-gcc-plugin-fake-HOST.md
+#                     (-2, -3, ... after the first of the day)
 #   --out FILE        also write the table to FILE
 # Exit status: 0 when everything ran, 1 when a run failed or was not what
 # it should be, 2 on a usage or setup error.
@@ -262,7 +263,8 @@ table > "$work/table.md"
 cat "$work/table.md"
 if [ "$save" = yes ]; then
   mkdir -p "$here/results"
-  f=$here/results/$(date -u +%Y-%m-%d)-gcc-plugin-fake-$(uname -n | tr -cs 'A-Za-z0-9' '-' | sed 's/-*$//').md
+  . "$here/result-file.sh"
+  f=$(result_file gcc-plugin-fake)
   cp "$work/table.md" "$f" && echo "bench: written to $f"
 fi
 if [ -n "$out" ]; then

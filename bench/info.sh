@@ -19,7 +19,8 @@
 # BUILD: an offloadkit build tree with `make` and `make
 # testsuite/fakecuda/libcuda.la` done (default: the current directory when
 # it has info/, else ./build).  --save also writes the table to
-# bench/results/DATE-info-HOST.md.  Exit status 0 when every run answered
+# bench/results/DATE-info-HOST.md (-2, -3, ... after the first of the
+# day).  Exit status 0 when every run answered
 # as expected, 1 when one did not, 2 on a usage or setup error.
 
 set -u
@@ -117,6 +118,8 @@ case_ program ok OFFLOADKIT_CUDA_LIBRARY="$fake" FAKECUDA_DEVICES=2 \
 cat "$work/report"
 [ -n "$out" ] && cp "$work/report" "$out"
 if [ "$save" = yes ]; then
-  cp "$work/report" "$here/results/$(date -u +%Y-%m-%d)-info-$(hostname -s).md"
+  . "$here/result-file.sh"
+  f=$(result_file info)
+  cp "$work/report" "$f" && echo "bench: written to $f"
 fi
 exit $status

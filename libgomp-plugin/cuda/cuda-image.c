@@ -334,6 +334,7 @@ cuda_kernel_init (struct cuda_device *dev, struct cuda_image *img,
 	    " block at most", dev->base.label, k->name, k->regs_per_thread,
 	    k->max_threads_per_block);
   k->image = img;
+  cuda_kernel_default_bounds (dev, k);
   return true;
 }
 

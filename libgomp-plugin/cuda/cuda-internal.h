@@ -172,6 +172,9 @@ struct cuda_kernel
   CUfunction fn;
   int regs_per_thread;
   int max_threads_per_block;
+  /* The geometry of a launch without num_teams or thread_limit (most
+     of them), worked out once (cuda_kernel_default_bounds).  */
+  unsigned default_teams, default_warps;
   struct cuda_image *image;	/* The image it belongs to.  */
   /* The OpenACC launch dimensions (gang, worker, vector) the compiler
      fixed for it, 0 where it left them to run time (all 0 for OpenMP
@@ -292,6 +295,11 @@ cuda_deferred_pending (struct cuda_device *dev)
 }
 
 /* ---- cuda-launch.c ---- */
+
+/* Work out K's DEFAULT_TEAMS and DEFAULT_WARPS on DEV (once its registers
+   and thread limit are known).  */
+void cuda_kernel_default_bounds (const struct cuda_device *dev,
+				 struct cuda_kernel *k);
 
 /* Report that kernel K on DEV failed with R in CALL.  */
 void cuda_kernel_error (struct cuda_device *dev, const struct cuda_kernel *k,

@@ -74,6 +74,17 @@ cuda_bounds (const struct cuda_device *dev, const struct cuda_kernel *k,
   block[2] = 1;
 }
 
+void
+cuda_kernel_default_bounds (const struct cuda_device *dev,
+			    struct cuda_kernel *k)
+{
+  struct ok_launch none = { 0 };
+  unsigned grid[3], block[3];
+  cuda_bounds (dev, k, &none, grid, block);
+  k->default_teams = grid[0];
+  k->default_warps = block[1];
+}
+
 /* Soft stacks, kept for reuse (scratch.h).  */
 
 static void *
@@ -143,7 +154,17 @@ cuda_launch (struct ok_device *d, void *fn, void *tgt_vars,
 
   job->kernel = k;
   j->kernel = k->name;
-  cuda_bounds (dev, k, launch, j->grid, j->block);
+  if (launch->num_teams <= 0 && launch->thread_limit <= 0
+      && k->default_teams > 0)
+    {
+      j->grid[0] = k->default_teams;
+      j->grid[1] = j->grid[2] = 1;
+      j->block[0] = 32;
+      j->block[1] = k->default_warps;
+      j->block[2] = 1;
+    }
+  else
+    cuda_bounds (dev, k, launch, j->grid, j->block);
   size_t stack_bytes = (size_t) j->grid[0] * j->block[1]
 		       * CUDA_STACK_PER_WARP;
   job->stack = ok_scratch_take (d, &dev->stacks, stack_bytes, k->name);
