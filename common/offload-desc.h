@@ -78,6 +78,17 @@ struct ok_note_images
    not return.  */
 typedef void ok_device_exit_fn (int status);
 
+/* What a wrapper passes to GOMP_offload_register_ver: the tables of the
+   link define it (mko_registration), the wrapper's fixed code, compiled
+   apart (mkoffload/wrapper-runtime.c), registers it.  */
+struct ok_wrapper_registration
+{
+  unsigned version;
+  const void *host_table;
+  int device_type;
+  const void *target_data;
+};
+
 /* GCC's __OFFLOAD_TABLE__: bounds of the host function table (one address
    per function) and of the host variable table ((address, size) pairs).  */
 struct ok_host_table

@@ -15,8 +15,9 @@
 
 /* Text of common/offload-desc.h (generated desc-header.c).  */
 extern const char mko_desc_header[];
-/* The text of wrapper-runtime.c, which every wrapper embeds.  */
-extern const char mko_wrapper_runtime[];
+/* wrapper-runtime.c compiled to assembler text when offloadkit was built
+   (generated wrapper-runtime-asm.c), which every wrapper embeds.  */
+extern const char mko_wrapper_runtime_asm[];
 
 /* A growable, NULL-terminated vector of strings.  */
 struct mko_argv

@@ -1,20 +1,11 @@
 /* wrapper-runtime.c compiled as the project compiles its own code, with
-   its warnings: a wrapper as mkoffload generates it, with one empty
-   image, so that the fixed code every wrapper embeds is checked here
-   rather than at a user's link.  The object is built, never linked.  */
+   its warnings, and with the tables of a link in their simplest form (one
+   empty image): so that the fixed code and the tables' declarations of
+   each other are checked together here.  The object is built, never
+   linked.  */
 
-#define _GNU_SOURCE 1
-
-#include "offload-desc.h"
-
-#include <dlfcn.h>
-#include <stddef.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
-#include "wrapper-runtime.c"
+/* The fixed code as the build compiles it for mkoffload.  */
+#include "wrapper-runtime-unit.c"
 
 /* The tables of a link, in their simplest form (GCC 12's registration).  */
 static const unsigned char mko_image_0[1];
@@ -46,6 +37,8 @@ static const struct ok_openmp_target __OPENMP_TARGET__ = {
   .device_exit_slot = mko_device_exit_slot
 };
 
-static const struct mko_registration mko_registration = {
+/* Hidden rather than static here: the fixed code declares it so.  */
+const struct ok_wrapper_registration mko_registration
+  __attribute__ ((visibility ("hidden"))) = {
   (1u << 16) | OK_DEV_VERSION, &__OPENMP_TARGET__, 5, &__OPENMP_TARGET__
 };

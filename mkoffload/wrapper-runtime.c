@@ -1,17 +1,20 @@
-/* The fixed code of every wrapper object mkoffload generates (wrapper.c):
-   mkoffload embeds this file's text after the descriptor declarations
-   (common/offload-desc.h) and the C library's headers, and appends the
-   tables of the link it wraps, ending with MKO_REGISTRATION, which
-   defines mko_registration.  The project compiles it too
-   (wrapper-runtime-check.c), with its warnings, so that no compiler meets
-   it first at a user's link.
+/* The fixed code of every wrapper object mkoffload generates (wrapper.c).
+   It is compiled when offloadkit is built (wrapper-runtime-unit.c, after
+   the descriptor declarations of common/offload-desc.h and the C
+   library's headers), as position-independent assembler text at -O1,
+   which mkoffload embeds in each wrapper before the tables of the link it
+   wraps: a link compiles only those (about a tenth of the time).  The
+   project also compiles it with the tables' simplest form
+   (wrapper-runtime-check.c).
 
-   It is compiled by the GCC that links the program (12 to 16), as C, at
-   -O1, into the program or shared library whose images it registers, so
-   it names nothing of the project's and keeps to what C and glibc give.
-   Everything here is static, or hidden and weak: several wrappers (a
-   program's and its shared libraries') live in one process, and each
-   reference in an object binds to its own wrapper's definitions.  */
+   It goes into the program or shared library whose images it registers,
+   whatever GCC (12 to 16) links it, so it names nothing of the project's
+   and keeps to what C and glibc give.  Everything here is static, or
+   hidden and weak: several wrappers (a program's and its shared
+   libraries') live in one process, and each reference in an object binds
+   to its own wrapper's definitions.  What the tables name of it
+   (host_var_init_copy and the slot functions) they declare extern and
+   hidden, and the assembler binds to the static definitions here.  */
 
 /* ---- Registration.  -------------------------------------------------- */
 
@@ -26,17 +29,13 @@ extern const void *const __offload_vars_end[]
   __attribute__ ((visibility ("hidden")));
 
 /* What GOMP_offload_register_ver is given: the form of registration of
-   the GCC that compiles the wrapper (the program links its libgomp or a
-   newer one, which accepts it; an older one stops with "Library too old
-   for offload").  Defined by the generated part, after this file.  */
-struct mko_registration
-{
-  unsigned version;
-  const void *host_table;
-  int device_type;
-  const void *target_data;
-};
-static const struct mko_registration mko_registration;
+   the GCC that links the program (which links its libgomp or a newer
+   one, which accepts it; an older one stops with "Library too old for
+   offload").  Defined by the tables of the link, static there: the
+   assembler binds this file's references to it, both being in the
+   wrapper's one assembler file.  */
+extern const struct ok_wrapper_registration mko_registration
+  __attribute__ ((visibility ("hidden")));
 
 /* Weak: a program that calls none of libgomp's functions is linked
    without libgomp where libraries are linked as needed (Debian's
@@ -60,7 +59,7 @@ extern int omp_get_initial_device (void) __attribute__ ((weak));
    start-up on real GPUs.  (A program that sets OFFLOADKIT_EMULATE itself
    after start-up gets emulated devices that start from the host values
    at image load, as when the snapshot cannot be allocated.)  */
-static const unsigned char *host_var_init_copy;
+static const unsigned char *host_var_init_copy __attribute__ ((used));
 
 static void __attribute__ ((constructor))
 mko_register (void)
@@ -129,13 +128,15 @@ static __thread int mko_device_num
 static __thread int mko_acc_device
   __attribute__ ((tls_model ("initial-exec")));
 
-static int *
+/* The descriptor names these (the tables' part): used, though nothing
+   here calls them.  */
+static int * __attribute__ ((used))
 mko_device_num_slot (void)
 {
   return &mko_device_num;
 }
 
-static int *
+static int * __attribute__ ((used))
 mko_acc_device_slot (void)
 {
   return &mko_acc_device;
@@ -344,7 +345,7 @@ MKO_LOOP_RUNTIME (maybe_nonmonotonic_runtime)
 static __thread ok_device_exit_fn *mko_device_exit
   __attribute__ ((tls_model ("initial-exec")));
 
-static ok_device_exit_fn **
+static ok_device_exit_fn ** __attribute__ ((used))
 mko_device_exit_slot (void)
 {
   return &mko_device_exit;
