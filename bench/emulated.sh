@@ -48,11 +48,8 @@ done
 for v in "$runs" "$iters" "$batches"; do
   case $v in ''|*[!0-9]*|0) die "counts must be positive integers";; esac
 done
-if [ -z "$topbuild" ]; then
-  if [ -d libgomp-plugin ]; then topbuild=.; else topbuild=./build; fi
-fi
-topbuild=$(cd "$topbuild" 2>/dev/null && pwd) \
-  || die "no build directory '$topbuild': give --topbuild BUILD"
+. "$here/bench-lib.sh"
+topbuild=$(bench_topbuild "$topbuild") || exit 2
 plugins=$topbuild/libgomp-plugin/.libs
 [ -f "$plugins/libgomp-plugin-nvptx.so.1" ] || die "no plugin in $plugins"
 [ -d "$topbuild/stage" ] || die "no $topbuild/stage: build offloadkit first"
@@ -138,11 +135,5 @@ median () {
     echo "| $name | $e | $h | $goal |"
   done
 } > "$work/report"
-cat "$work/report"
-[ -n "$out" ] && cp "$work/report" "$out"
-if [ "$save" = yes ]; then
-  . "$here/result-file.sh"
-  f=$(result_file emulated)
-  cp "$work/report" "$f" && echo "bench: written to $f"
-fi
+bench_report "$work/report" emulated "$out" "$save"
 exit $status

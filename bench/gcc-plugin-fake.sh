@@ -73,11 +73,8 @@ for v in "$runs" "$iters" "$batches" "$calls_n"; do
   case $v in ''|*[!0-9]*|0) die "counts must be positive integers";; esac
 done
 
-if [ -z "$topbuild" ]; then
-  if [ -d libgomp-plugin ]; then topbuild=.; else topbuild=./build; fi
-fi
-topbuild=$(cd "$topbuild" 2>/dev/null && pwd) \
-  || die "no build directory '$topbuild': give --topbuild BUILD"
+. "$here/bench-lib.sh"
+topbuild=$(bench_topbuild "$topbuild") || exit 2
 if [ -z "$work" ]; then
   work=$(mktemp -d "${TMPDIR:-/tmp}/okb-gcc-plugin-fake.XXXXXX") \
     || die "cannot create a work directory"
@@ -260,15 +257,6 @@ table () {
 }
 
 table > "$work/table.md"
-cat "$work/table.md"
-if [ "$save" = yes ]; then
-  mkdir -p "$here/results"
-  . "$here/result-file.sh"
-  f=$(result_file gcc-plugin-fake)
-  cp "$work/table.md" "$f" && echo "bench: written to $f"
-fi
-if [ -n "$out" ]; then
-  cp "$work/table.md" "$out" && echo "bench: written to $out"
-fi
+bench_report "$work/table.md" gcc-plugin-fake "$out" "$save"
 echo "bench: binary and logs in $work"
 exit $failed

@@ -18,7 +18,7 @@
 #   bench/info.sh [--topbuild BUILD] [--runs N] [--save] [--out FILE]
 # BUILD: an offloadkit build tree with `make` and `make
 # testsuite/fakecuda/libcuda.la` done (default: the current directory when
-# it has info/, else ./build).  --save also writes the table to
+# it has libgomp-plugin/, else ./build).  --save also writes the table to
 # bench/results/DATE-info-HOST.md (-2, -3, ... after the first of the
 # day).  Exit status 0 when every run answered
 # as expected, 1 when one did not, 2 on a usage or setup error.
@@ -40,11 +40,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 case $runs in ''|*[!0-9]*|0) die "--runs must be a positive integer";; esac
-if [ -z "$topbuild" ]; then
-  if [ -d info ]; then topbuild=.; else topbuild=./build; fi
-fi
-topbuild=$(cd "$topbuild" 2>/dev/null && pwd) \
-  || die "no build directory '$topbuild': give --topbuild BUILD"
+. "$here/bench-lib.sh"
+topbuild=$(bench_topbuild "$topbuild") || exit 2
 info=$topbuild/info/offloadkit-info
 plugins=$topbuild/libgomp-plugin/.libs
 fake=$topbuild/testsuite/fakecuda/.libs/libcuda.so.1
@@ -115,11 +112,5 @@ case_ program ok OFFLOADKIT_CUDA_LIBRARY="$fake" FAKECUDA_DEVICES=2 \
   echo "|---|---|---|---|---|"
   cat "$work/table"
 } > "$work/report"
-cat "$work/report"
-[ -n "$out" ] && cp "$work/report" "$out"
-if [ "$save" = yes ]; then
-  . "$here/result-file.sh"
-  f=$(result_file info)
-  cp "$work/report" "$f" && echo "bench: written to $f"
-fi
+bench_report "$work/report" info "$out" "$save"
 exit $status
