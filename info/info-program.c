@@ -159,6 +159,45 @@ scan_data (struct info_program *p, const unsigned char *b, size_t n,
   return true;
 }
 
+/* The versions of GCC that the .comment section SH of ELF names (its
+   strings "GCC: (vendor text) X.Y.Z"), each once, into P->comment_gccs.  */
+static void
+read_comment (const struct ok_elf *elf, const Elf64_Shdr *sh,
+	      struct info_program *p)
+{
+  const char *s = (const char *) elf->buf + sh->sh_offset;
+  const char *end = s + sh->sh_size;
+  char *out = p->comment_gccs;
+  size_t cap = sizeof p->comment_gccs;
+  while (s < end)
+    {
+      const char *z = memchr (s, '\0', (size_t) (end - s));
+      size_t n = z != NULL ? (size_t) (z - s) : (size_t) (end - s);
+      /* The version is the last word.  */
+      const char *v = s + n;
+      while (v > s && v[-1] != ' ')
+	v--;
+      size_t vn = (size_t) (s + n - v);
+      if (n > 5 && memcmp (s, "GCC: ", 5) == 0 && vn > 0 && vn < 24
+	  && v[0] >= '0' && v[0] <= '9')
+	{
+	  char ver[24];
+	  memcpy (ver, v, vn);
+	  ver[vn] = '\0';
+	  /* Once each (the list is short).  */
+	  bool seen = false;
+	  for (const char *q = out; (q = strstr (q, ver)) != NULL; q += vn)
+	    if ((q == out || q[-1] == ' ')
+		&& (q[vn] == ',' || q[vn] == '\0'))
+	      seen = true;
+	  size_t used = strlen (out);
+	  if (!seen && used + vn + 3 < cap)
+	    snprintf (out + used, cap - used, "%s%s", used ? ", " : "", ver);
+	}
+      s += n + 1;
+    }
+}
+
 static bool
 read_elf (struct info_program *p, const unsigned char *buf, size_t size,
 	  char *err, size_t errlen)
@@ -223,6 +262,9 @@ read_elf (struct info_program *p, const unsigned char *buf, size_t size,
 	  p->num_vars = (size_t) sh.sh_size / (2 * sizeof (void *));
 	  tables = true;
 	}
+      else if (name != NULL && strcmp (name, ".comment") == 0
+	       && ok_elf_has_contents (&elf, &sh))
+	read_comment (&elf, &sh, p);
     }
   /* A program without offloading: nothing to look for.  */
   for (unsigned i = 0; (tables || p->offloadkit) && i < ok_elf_shnum (&elf);

@@ -78,6 +78,9 @@ struct info_program
   unsigned gomp_lib;
   bool requires_known;
   uint32_t omp_requires;	/* GOMP_REQUIRES_* of the program.  */
+  /* The GCC versions the .comment section names ("15.2.0, 16.2.0"): the
+     compilers of the file's objects, the wrapper's among them; "" none.  */
+  char comment_gccs[128];
   size_t num_funcs, num_vars;	/* The host table.  */
   int nimages;
   struct info_image images[INFO_MAX_IMAGES];

@@ -287,6 +287,11 @@ print_program_text (FILE *out, const struct info_program *p,
   fprintf (out, ", %zu function%s, %zu variable%s\n", p->num_funcs,
 	  p->num_funcs == 1 ? "" : "s", p->num_vars,
 	  p->num_vars == 1 ? "" : "s");
+  /* GCC's own images do not say which GCC made them; the compilers of the
+     file's objects do (the wrapper's is one of them).  */
+  if (p->gcc_major == 0 && p->comment_gccs[0] != '\0')
+    fprintf (out, "  compiled by: GCC %s (the file's .comment)\n",
+	     p->comment_gccs);
   char names[128];
   if (p->requires_known)
     fprintf (out, "  requires: %s\n",
@@ -407,9 +412,11 @@ print_json (const struct info_machine *m, struct info_program *progs,
       char names[128];
       printf (",\"built_by\":\"%s\",\"descriptor_version\":%u,"
 	      "\"gcc\":%u,\"gcc_min\":%u,\"libgomp_interface\":%u,"
-	      "\"requires\":", p->offloadkit ? "offloadkit"
+	      "\"compiled_by\":", p->offloadkit ? "offloadkit"
 	      : p->gcc_format ? "gcc" : "", p->desc_version, p->gcc_major,
 	      p->gcc_major ? p->gcc_major : p->gcc_min, p->gomp_lib);
+      json_str (p->comment_gccs);
+      printf (",\"requires\":");
       if (p->requires_known)
 	json_str (requires_names (p->omp_requires, names, sizeof names));
       else
