@@ -27,17 +27,25 @@
 #include "run-command.h"
 #include "wrapper.h"
 
-/* Write S as the body of a C string literal, escaping what C needs.  */
+/* Write the N bytes at S as the body of a C string literal, escaping
+   what C needs.  */
 static void
-put_c_chars (FILE *f, const char *s)
+put_c_bytes (FILE *f, const char *s, size_t n)
 {
-  for (const unsigned char *p = (const unsigned char *) s; *p; p++)
+  for (const unsigned char *p = (const unsigned char *) s; n > 0; p++, n--)
     if (*p == '"' || *p == '\\')
       fprintf (f, "\\%c", *p);
     else if (*p < ' ' || *p >= 0x7f)
       fprintf (f, "\\%03o", *p);
     else
       fputc (*p, f);
+}
+
+/* The same for the string S.  */
+static void
+put_c_chars (FILE *f, const char *s)
+{
+  put_c_bytes (f, s, strlen (s));
 }
 
 /* Write the lines of TEXT as C string literals, one per line, each
@@ -47,17 +55,11 @@ put_c_lines (FILE *f, const char *text)
 {
   while (*text != '\0')
     {
-      const char *nl = strchr (text, '\n');
-      size_t n = nl != NULL ? (size_t) (nl - text) : strlen (text);
-      char *line = xmalloc (n + 2);
-      memcpy (line, text, n);
-      line[n] = '\n';
-      line[n + 1] = '\0';
+      size_t n = strcspn (text, "\n");
       fputs ("\t \"", f);
-      put_c_chars (f, line);
-      fputs ("\"\n", f);
-      free (line);
-      text += n + (nl != NULL);
+      put_c_bytes (f, text, n);
+      fputs ("\\n\"\n", f);
+      text += n + (text[n] == '\n');
     }
 }
 

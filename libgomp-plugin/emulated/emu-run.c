@@ -405,6 +405,7 @@ emu_worker (void *d)
     }
   pthread_mutex_unlock (&dev->queue_lock);
   emu_fault_thread_end ();
+  dev->worker_altstack = NULL;
   return NULL;
 }
 
