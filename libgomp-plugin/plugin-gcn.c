@@ -4,15 +4,6 @@
 
 #include "plugin-core.h"
 
-/* Devices are numbered in this order: GCN GPUs through the HSA runtime
-   (none without /dev/kfd, the runtime or a GPU), then emulated ones
-   (OFFLOADKIT_EMULATE).  */
-static const struct ok_backend *const gcn_backends[] = {
-  &ok_backend_hsa,
-  &ok_backend_emulated,
-  NULL
-};
-
 const struct ok_plugin ok_plugin = {
   .name = "gcn",
   .device_type = OK_GOMP_DEVICE_GCN,
@@ -24,5 +15,10 @@ const struct ok_plugin ok_plugin = {
   .gcc_inner_free_words = "GCN fatal error: Could not free device memory\n"
     "Runtime message: HSA_STATUS_ERROR_INVALID_ALLOCATION: The requested"
     " allocation is not valid.\n",
-  .backends = gcn_backends,
+  /* Devices are numbered in this order: GCN GPUs through the HSA runtime
+     (none without /dev/kfd, the runtime or a GPU), then emulated ones
+     (OFFLOADKIT_EMULATE).  */
+  .backends = (const struct ok_backend *const[]) {
+    &ok_backend_hsa, &ok_backend_emulated, NULL
+  },
 };

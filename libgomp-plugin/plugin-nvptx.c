@@ -4,14 +4,6 @@
 
 #include "plugin-core.h"
 
-/* Devices are numbered in this order: CUDA devices (none without a driver
-   or a GPU), then emulated ones (OFFLOADKIT_EMULATE).  */
-static const struct ok_backend *const nvptx_backends[] = {
-  &ok_backend_cuda,
-  &ok_backend_emulated,
-  NULL
-};
-
 const struct ok_plugin ok_plugin = {
   .name = "nvptx",
   .device_type = OK_GOMP_DEVICE_NVIDIA_PTX,
@@ -20,5 +12,9 @@ const struct ok_plugin ok_plugin = {
   .acc_device_api = 1,		/* acc_device_api_cuda */
   /* GCC's nvptx_free.  */
   .gcc_inner_free_words = "invalid device address",
-  .backends = nvptx_backends,
+  /* Devices are numbered in this order: CUDA devices (none without a
+     driver or a GPU), then emulated ones (OFFLOADKIT_EMULATE).  */
+  .backends = (const struct ok_backend *const[]) {
+    &ok_backend_cuda, &ok_backend_emulated, NULL
+  },
 };

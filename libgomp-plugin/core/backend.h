@@ -299,15 +299,13 @@ struct ok_acc_queue
   struct ok_device *dev;
 };
 
-/* The properties of acc_get_property (libgomp's enum goacc_property):
-   numbers, then strings.  */
-enum ok_acc_prop
+/* The string properties of acc_get_property of a device: each lives as
+   long as the device, NULL where the device has no value for it.  (The
+   core answers libgomp's enum goacc_property from these and from the
+   memory hook.)  */
+struct ok_acc_names
 {
-  OK_ACC_PROP_MEMORY = 1,
-  OK_ACC_PROP_FREE_MEMORY = 2,
-  OK_ACC_PROP_NAME = 0x10001,
-  OK_ACC_PROP_VENDOR = 0x10002,
-  OK_ACC_PROP_DRIVER = 0x10003
+  const char *name, *vendor, *driver;
 };
 
 /* The OpenACC launch dimensions, in libgomp's order (GOMP_DIM_*).  */
@@ -361,8 +359,8 @@ struct ok_interop_ops
 /* OpenACC: libgomp's GOMP_OFFLOAD_openacc_* entry points.  */
 struct ok_acc_ops
 {
-  /* Every hook but the property's reports its failures and returns
-     false (-1).  QUEUE_SIZE is at least sizeof (struct ok_acc_queue).  */
+  /* Every hook but the memory and names ones reports its failures and
+     returns false (-1).  QUEUE_SIZE is at least sizeof (struct ok_acc_queue).  */
   size_t queue_size;
   /* Start queue Q (zeroed, Q->DEV set).  */
   bool (*queue_init) (struct ok_acc_queue *q);
@@ -391,10 +389,12 @@ struct ok_acc_ops
      ok_acc_launch_event around the start of the kernel.  */
   bool (*exec) (struct ok_device *dev, void *fn, void *args,
 		const unsigned dims[OK_ACC_DIMS], struct ok_acc_queue *q);
-  /* Property PROP of DEV: a number into *NUM or a string (static, or
-     the device's) into *STR; false when DEV has no value for it.  */
-  bool (*property) (struct ok_device *dev, enum ok_acc_prop prop,
-		    size_t *num, const char **str);
+  /* For acc_get_property: DEV's memory in bytes into *NUM, all of it
+     or (FREE) what its allocations leave of it; false when DEV does not
+     say.  And DEV's name, vendor and driver into *NAMES, whose members
+     are NULL on entry.  */
+  bool (*memory) (struct ok_device *dev, bool free, size_t *num);
+  void (*names) (struct ok_device *dev, struct ok_acc_names *names);
 };
 
 /* OpenACC's CUDA handles (acc_get_current_cuda_device and _context,

@@ -90,26 +90,36 @@ ok_acc_profiling (void)
   return core_acc_profiling () != NULL;
 }
 
-/* Dispatch data event TYPE about N bytes at device address DEVPTR (host
-   address HOSTPTR) as GCC's plugins do: implicit, in a parallel
-   construct, the device API the plugin's.  */
+/* Dispatch event TYPE, INFO (VALID_BYTES of its kind's structure), as
+   GCC's plugins do: implicit, in a parallel construct, the device API the
+   plugin's.  The members this sets begin every kind's structure
+   alike.  */
+static void
+core_acc_dispatch (struct ok_goacc_thread *thr, acc_event_t type,
+		   int valid_bytes, acc_event_info *info)
+{
+  thr->prof_info->event_type = type;
+  info->other_event.event_type = type;
+  info->other_event.valid_bytes = valid_bytes;
+  info->other_event.parent_construct = acc_construct_parallel;
+  info->other_event.implicit = 1;
+  thr->api_info->device_api = (acc_device_api) ok_plugin.acc_device_api;
+  GOMP_PLUGIN_goacc_profiling_dispatch (thr->prof_info, info,
+					thr->api_info);
+}
+
+/* Data event TYPE about N bytes at device address DEVPTR (host address
+   HOSTPTR).  */
 static void
 core_acc_data_event (struct ok_goacc_thread *thr, acc_event_t type,
 		     size_t n, const void *hostptr, const void *devptr)
 {
   acc_event_info info;
   memset (&info, 0, sizeof info);
-  thr->prof_info->event_type = type;
-  info.data_event.event_type = type;
-  info.data_event.valid_bytes = _ACC_DATA_EVENT_INFO_VALID_BYTES;
-  info.data_event.parent_construct = acc_construct_parallel;
-  info.data_event.implicit = 1;
   info.data_event.bytes = n;
   info.data_event.host_ptr = hostptr;
   info.data_event.device_ptr = devptr;
-  thr->api_info->device_api = (acc_device_api) ok_plugin.acc_device_api;
-  GOMP_PLUGIN_goacc_profiling_dispatch (thr->prof_info, &info,
-					thr->api_info);
+  core_acc_dispatch (thr, type, _ACC_DATA_EVENT_INFO_VALID_BYTES, &info);
 }
 
 void
@@ -147,18 +157,11 @@ ok_acc_launch_event (bool end, const char *kernel,
   memset (&info, 0, sizeof info);
   if (end)
     info = core_launch_info;
-  thr->prof_info->event_type = type;
-  info.launch_event.event_type = type;
-  info.launch_event.valid_bytes = _ACC_LAUNCH_EVENT_INFO_VALID_BYTES;
-  info.launch_event.parent_construct = acc_construct_parallel;
-  info.launch_event.implicit = 1;
   info.launch_event.kernel_name = kernel;
   info.launch_event.num_gangs = dims[OK_ACC_GANG];
   info.launch_event.num_workers = dims[OK_ACC_WORKER];
   info.launch_event.vector_length = dims[OK_ACC_VECTOR];
-  thr->api_info->device_api = (acc_device_api) ok_plugin.acc_device_api;
-  GOMP_PLUGIN_goacc_profiling_dispatch (thr->prof_info, &info,
-					thr->api_info);
+  core_acc_dispatch (thr, type, _ACC_LAUNCH_EVENT_INFO_VALID_BYTES, &info);
   core_launch_info = info;
 }
 
@@ -183,20 +186,22 @@ GOMP_OFFLOAD_openacc_get_property (int ord, int prop)
   struct ok_device *dev = core_device (ord, "read a device property");
   if (dev == NULL)
     return v;
+  const struct ok_acc_ops *acc = dev->backend->acc;
   size_t num = 0;
-  const char *str = NULL;
+  struct ok_acc_names names = { NULL, NULL, NULL };
   switch (prop)
     {
     case OK_ACC_PROP_MEMORY:
     case OK_ACC_PROP_FREE_MEMORY:
-      if (dev->backend->acc->property (dev, prop, &num, &str))
+      if (acc->memory (dev, prop == OK_ACC_PROP_FREE_MEMORY, &num))
 	v.val = num;
       break;
     case OK_ACC_PROP_NAME:
     case OK_ACC_PROP_VENDOR:
     case OK_ACC_PROP_DRIVER:
-      if (dev->backend->acc->property (dev, prop, &num, &str))
-	v.ptr = str;
+      acc->names (dev, &names);
+      v.ptr = (prop == OK_ACC_PROP_NAME ? names.name
+	       : prop == OK_ACC_PROP_VENDOR ? names.vendor : names.driver);
       break;
     default:
       /* libgomp checks the property itself; an unknown one has no

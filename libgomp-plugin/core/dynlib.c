@@ -109,11 +109,18 @@ ok_dynlib_load (const struct ok_dynlib *lib, const char *path, bool chosen,
 	{
 	  ok_error ("%s lacks %s (not %s, or one too old); no %s devices",
 		    path, sym->symbol, lib->a_library, lib->devices);
-	  dlclose (handle);
+	  ok_dynlib_unload (lib, handle, api);
 	  return NULL;
 	}
       /* POSIX: a function's address fits a void *.  */
       memcpy ((char *) api + sym->offset, &fn, sizeof fn);
     }
   return handle;
+}
+
+void
+ok_dynlib_unload (const struct ok_dynlib *lib, void *handle, void *api)
+{
+  memset (api, 0, lib->api_size);
+  dlclose (handle);
 }

@@ -28,7 +28,14 @@ struct ok_dynlib
   const char *devices;		/* "CUDA": its devices.  */
   const struct ok_dynsym *syms;
   size_t nsyms;
+  size_t api_size;		/* Bytes of the table of entry points.  */
 };
+
+/* The members of struct ok_dynlib that describe the table of entry
+   points: SYMS (an array of struct ok_dynsym) for API_TYPE.  */
+#define OK_DYNLIB_TABLE(syms_, api_type)				\
+  .syms = (syms_), .nsyms = sizeof (syms_) / sizeof (syms_)[0],		\
+  .api_size = sizeof (api_type)
 
 /* The library to load for LIB: LIB->env's value when that is set and not
    empty (*CHOSEN is then true), else LIB->default_path.  */
@@ -40,9 +47,14 @@ const char *ok_dynlib_path (const struct ok_dynlib *lib, bool *chosen);
    (said only with GOMP_DEBUG=1 when nobody named it: no runtime is the
    normal case without a GPU; reported when LIB->env named it, or named a
    file that is not a regular one, such as a FIFO, which is not opened)
-   or lacks a required entry point (reported; API is then
-   unspecified).  */
+   or lacks a required entry point (reported); API is then all NULL.  */
 void *ok_dynlib_load (const struct ok_dynlib *lib, const char *path,
 		      bool chosen, void *api);
+
+/* Undo ok_dynlib_load, whose HANDLE and API the backend will not use
+   (the runtime did not start, or has no device): API all NULL again, the
+   library closed.  */
+void ok_dynlib_unload (const struct ok_dynlib *lib, void *handle,
+		       void *api);
 
 #endif

@@ -15,7 +15,18 @@
 /* A queue, as libgomp names the plugin's (core-openacc.c).  */
 struct goacc_asyncqueue;
 
-/* libgomp-plugin.h: a device property's value.  */
+/* libgomp-plugin.h: enum goacc_property, the properties of
+   acc_get_property (numbers, then strings)...  */
+enum ok_acc_prop
+{
+  OK_ACC_PROP_MEMORY = 1,
+  OK_ACC_PROP_FREE_MEMORY = 2,
+  OK_ACC_PROP_NAME = 0x10001,
+  OK_ACC_PROP_VENDOR = 0x10002,
+  OK_ACC_PROP_DRIVER = 0x10003
+};
+
+/* ... and a property's value.  */
 union ok_goacc_property_value
 {
   const char *ptr;

@@ -374,7 +374,8 @@ static const struct ok_acc_ops cuda_acc_ops = {
   .queue_callback = cuda_acc_queue_callback,
   .queue_copy = cuda_acc_queue_copy,
   .exec = cuda_acc_exec,
-  .property = cuda_acc_property,
+  .memory = cuda_acc_memory,
+  .names = cuda_acc_names,
 };
 
 static const struct ok_acc_cuda_ops cuda_acc_cuda_ops = {

@@ -343,8 +343,8 @@ bool cuda_acc_queue_copy (struct ok_acc_queue *q, enum ok_copy_dir dir,
 			  void *dst, const void *src, size_t n);
 bool cuda_acc_exec (struct ok_device *dev, void *fn, void *args,
 		    const unsigned dims[OK_ACC_DIMS], struct ok_acc_queue *q);
-bool cuda_acc_property (struct ok_device *dev, enum ok_acc_prop prop,
-			size_t *num, const char **str);
+bool cuda_acc_memory (struct ok_device *dev, bool free, size_t *num);
+void cuda_acc_names (struct ok_device *dev, struct ok_acc_names *names);
 void *cuda_acc_device (struct ok_device *dev);
 void *cuda_acc_context (struct ok_device *dev);
 void *cuda_acc_stream (struct ok_acc_queue *q);

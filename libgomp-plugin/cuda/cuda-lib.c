@@ -55,8 +55,7 @@ static const struct ok_dynlib cuda_lib = {
   .library = "CUDA driver",
   .a_library = "a CUDA driver",
   .devices = "CUDA",
-  .syms = cuda_syms,
-  .nsyms = sizeof cuda_syms / sizeof cuda_syms[0],
+  OK_DYNLIB_TABLE (cuda_syms, struct ok_cuda_api),
 };
 
 int
@@ -65,11 +64,9 @@ ok_cuda_load (void)
   bool chosen;
   const char *path = ok_dynlib_path (&cuda_lib, &chosen);
 
-  struct ok_cuda_api api;
-  void *handle = ok_dynlib_load (&cuda_lib, path, chosen, &api);
+  void *handle = ok_dynlib_load (&cuda_lib, path, chosen, &ok_cuda);
   if (handle == NULL)
     return 0;
-  ok_cuda = api;
 
   char err[OK_CUDA_ERRLEN];
   CUresult r = ok_cuda.cuInit (0);
@@ -81,16 +78,14 @@ ok_cuda_load (void)
       OK_DEBUG ("CUDA driver %s %s", path,
 		r == CUDA_ERROR_NO_DEVICE ? "sees no device"
 		: "is the CUDA toolkit's stub, not a driver");
-      memset (&ok_cuda, 0, sizeof ok_cuda);
-      dlclose (handle);
+      ok_dynlib_unload (&cuda_lib, handle, &ok_cuda);
       return 0;
     }
   if (r != CUDA_SUCCESS)
     {
       ok_error ("cannot initialise the CUDA driver (%s): cuInit: %s; no"
 		" CUDA devices", path, ok_cuda_result (r, err, sizeof err));
-      memset (&ok_cuda, 0, sizeof ok_cuda);
-      dlclose (handle);
+      ok_dynlib_unload (&cuda_lib, handle, &ok_cuda);
       return 0;
     }
 

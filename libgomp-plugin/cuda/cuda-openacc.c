@@ -377,41 +377,35 @@ cuda_acc_exec (struct ok_device *d, void *fn, void *args,
 /* Properties and handles.  */
 
 bool
-cuda_acc_property (struct ok_device *d, enum ok_acc_prop prop, size_t *num,
-		   const char **str)
+cuda_acc_memory (struct ok_device *d, bool free, size_t *num)
 {
   struct cuda_device *dev = cuda_dev (d);
-  switch (prop)
+  if (!free)
     {
-    case OK_ACC_PROP_MEMORY:
       *num = dev->total_mem;
       return true;
-    case OK_ACC_PROP_FREE_MEMORY:
-      {
-	size_t free_bytes, total;
-	if (!cuda_enter (dev))
-	  return false;
-	CUresult r = ok_cuda.cuMemGetInfo (&free_bytes, &total);
-	if (r != CUDA_SUCCESS)
-	  {
-	    ok_dev_call_error (d, "cannot read its free memory",
-			       "cuMemGetInfo", r);
-	    return false;
-	  }
-	*num = free_bytes;
-	return true;
-      }
-    case OK_ACC_PROP_NAME:
-      *str = dev->name;
-      return true;
-    case OK_ACC_PROP_VENDOR:
-      *str = "Nvidia";
-      return true;
-    case OK_ACC_PROP_DRIVER:
-      *str = ok_cuda_driver_version;
-      return ok_cuda_driver_version[0] != '\0';
     }
-  return false;
+  size_t free_bytes, total;
+  if (!cuda_enter (dev))
+    return false;
+  CUresult r = ok_cuda.cuMemGetInfo (&free_bytes, &total);
+  if (r != CUDA_SUCCESS)
+    {
+      ok_dev_call_error (d, "cannot read its free memory", "cuMemGetInfo",
+			 r);
+      return false;
+    }
+  *num = free_bytes;
+  return true;
+}
+
+void
+cuda_acc_names (struct ok_device *d, struct ok_acc_names *names)
+{
+  names->name = cuda_dev (d)->name;
+  names->vendor = "Nvidia";
+  if (ok_cuda_driver_version[0] != '\0')
+    names->driver = ok_cuda_driver_version;
 }
 
 void *

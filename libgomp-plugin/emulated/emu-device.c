@@ -81,7 +81,8 @@ static const struct ok_acc_ops emu_acc_ops = {
   .queue_callback = ok_hostq_callback,
   .queue_copy = emu_acc_queue_copy,
   .exec = emu_acc_exec,
-  .property = emu_acc_property,
+  .memory = emu_acc_memory,
+  .names = emu_acc_names,
 };
 
 static const struct ok_acc_cuda_ops emu_acc_cuda_ops = {

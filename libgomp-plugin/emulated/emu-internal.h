@@ -560,8 +560,8 @@ bool emu_acc_queue_copy (struct ok_acc_queue *q, enum ok_copy_dir dir,
 			 void *dst, const void *src, size_t n);
 bool emu_acc_exec (struct ok_device *dev, void *fn, void *args,
 		   const unsigned dims[OK_ACC_DIMS], struct ok_acc_queue *q);
-bool emu_acc_property (struct ok_device *dev, enum ok_acc_prop prop,
-		       size_t *num, const char **str);
+bool emu_acc_memory (struct ok_device *dev, bool free, size_t *num);
+void emu_acc_names (struct ok_device *dev, struct ok_acc_names *names);
 void *emu_acc_cuda_device (struct ok_device *dev);
 void *emu_acc_cuda_context (struct ok_device *dev);
 void *emu_acc_cuda_stream (struct ok_acc_queue *q);

@@ -158,32 +158,24 @@ emu_acc_exec (struct ok_device *d, void *fn, void *args,
 }
 
 bool
-emu_acc_property (struct ok_device *d, enum ok_acc_prop prop, size_t *num,
-		  const char **str)
+emu_acc_memory (struct ok_device *d, bool free, size_t *num)
 {
+  /* As a GPU's driver answers (cuMemGetInfo): its memory, and what its
+     live allocations leave of it.  */
   struct emu_device *dev = emu_dev (d);
-  switch (prop)
-    {
-    case OK_ACC_PROP_MEMORY:
-    case OK_ACC_PROP_FREE_MEMORY:
-      /* As a GPU's driver answers (cuMemGetInfo): its memory, and what
-	 its live allocations leave of it.  */
-      pthread_mutex_lock (&dev->mem_lock);
-      *num = (prop == OK_ACC_PROP_MEMORY ? dev->mem_total
-	      : dev->mem_total - dev->mem_used);
-      pthread_mutex_unlock (&dev->mem_lock);
-      return true;
-    case OK_ACC_PROP_NAME:
-      *str = "offloadkit emulated device";
-      return true;
-    case OK_ACC_PROP_VENDOR:
-      *str = "offloadkit";
-      return true;
-    case OK_ACC_PROP_DRIVER:
-      *str = "offloadkit " PACKAGE_VERSION;
-      return true;
-    }
-  return false;
+  pthread_mutex_lock (&dev->mem_lock);
+  *num = free ? dev->mem_total - dev->mem_used : dev->mem_total;
+  pthread_mutex_unlock (&dev->mem_lock);
+  return true;
+}
+
+void
+emu_acc_names (struct ok_device *d, struct ok_acc_names *names)
+{
+  (void) d;
+  *names = (struct ok_acc_names) { "offloadkit emulated device",
+				   "offloadkit",
+				   "offloadkit " PACKAGE_VERSION };
 }
 
 /* The CUDA handles of the nvptx plugin's OpenACC interface.  An emulated

@@ -243,7 +243,8 @@ static const struct ok_acc_ops gcn_acc_ops = {
   .queue_callback = ok_hostq_callback,
   .queue_copy = ok_hostq_copy,
   .exec = gcn_acc_exec,
-  .property = gcn_acc_property,
+  .memory = gcn_acc_memory,
+  .names = gcn_acc_names,
 };
 
 const struct ok_backend ok_backend_hsa = {

@@ -400,7 +400,7 @@ bool gcn_acc_queue_init (struct ok_acc_queue *q);
 bool gcn_acc_queue_fini (struct ok_acc_queue *q);
 bool gcn_acc_exec (struct ok_device *dev, void *fn, void *args,
 		   const unsigned dims[OK_ACC_DIMS], struct ok_acc_queue *q);
-bool gcn_acc_property (struct ok_device *dev, enum ok_acc_prop prop,
-		       size_t *num, const char **str);
+bool gcn_acc_memory (struct ok_device *dev, bool free, size_t *num);
+void gcn_acc_names (struct ok_device *dev, struct ok_acc_names *names);
 
 #endif /* OFFLOADKIT_HSA_INTERNAL_H */

@@ -65,8 +65,7 @@ static const struct ok_dynlib gcn_lib = {
   .library = "HSA runtime",
   .a_library = "an HSA runtime",
   .devices = "GCN",
-  .syms = gcn_syms,
-  .nsyms = sizeof gcn_syms / sizeof gcn_syms[0],
+  OK_DYNLIB_TABLE (gcn_syms, struct ok_hsa_api),
 };
 
 struct agent_walk
@@ -110,11 +109,9 @@ ok_hsa_load (void)
       close (fd);
     }
 
-  struct ok_hsa_api api;
-  void *handle = ok_dynlib_load (&gcn_lib, path, chosen, &api);
+  void *handle = ok_dynlib_load (&gcn_lib, path, chosen, &ok_hsa);
   if (handle == NULL)
     return 0;
-  ok_hsa = api;
 
   char err[OK_HSA_ERRLEN];
   hsa_status_t s = ok_hsa.hsa_init ();
@@ -124,8 +121,7 @@ ok_hsa_load (void)
 	 permission to use the GPU, a broken installation): say so.  */
       ok_error ("cannot initialise the HSA runtime (%s): hsa_init: %s; no"
 		" GCN devices", path, ok_hsa_status (s, err, sizeof err));
-      memset (&ok_hsa, 0, sizeof ok_hsa);
-      dlclose (handle);
+      ok_dynlib_unload (&gcn_lib, handle, &ok_hsa);
       return 0;
     }
 
@@ -144,8 +140,7 @@ ok_hsa_load (void)
     {
       /* Nothing will use the runtime: release what hsa_init took.  */
       ok_hsa.hsa_shut_down ();
-      memset (&ok_hsa, 0, sizeof ok_hsa);
-      dlclose (handle);
+      ok_dynlib_unload (&gcn_lib, handle, &ok_hsa);
       return 0;
     }
   gcn_handle = handle;

@@ -140,14 +140,14 @@ struct gcn_acc_names
 };
 
 /* One record per agent: the device structures are the core's.  */
-static struct gcn_acc_names gcn_acc_names[HSA_MAX_AGENTS];
+static struct gcn_acc_names gcn_acc_name_records[HSA_MAX_AGENTS];
 
 /* Read DEV's names when they are not yet; false when the runtime cannot
    say them (a property without a value, as GCC's plugin answers it).  */
 static const struct gcn_acc_names *
 gcn_acc_names_of (struct gcn_device *dev)
 {
-  struct gcn_acc_names *n = &gcn_acc_names[dev->base.local];
+  struct gcn_acc_names *n = &gcn_acc_name_records[dev->base.local];
   pthread_mutex_lock (&gcn_acc_names_lock);
   if (!n->read)
     {
@@ -180,36 +180,24 @@ gcn_acc_names_of (struct gcn_device *dev)
 }
 
 bool
-gcn_acc_property (struct ok_device *d, enum ok_acc_prop prop, size_t *num,
-		  const char **str)
+gcn_acc_memory (struct ok_device *d, bool free, size_t *num)
 {
-  struct gcn_device *dev = gcn_dev (d);
-  const struct gcn_acc_names *n;
-  switch (prop)
-    {
-    case OK_ACC_PROP_MEMORY:
-      {
-	/* The size of the region device memory comes from.  */
-	size_t size = 0;
-	if (ok_hsa.hsa_region_get_info (dev->data_region,
-					HSA_REGION_INFO_SIZE, &size)
-	    != HSA_STATUS_SUCCESS)
-	  return false;
-	*num = size;
-	return true;
-      }
-    case OK_ACC_PROP_FREE_MEMORY:
-      /* The runtime does not say; nor does GCC's plugin.  */
-      return false;
-    case OK_ACC_PROP_NAME:
-    case OK_ACC_PROP_VENDOR:
-    case OK_ACC_PROP_DRIVER:
-      n = gcn_acc_names_of (dev);
-      if (n == NULL)
-	return false;
-      *str = (prop == OK_ACC_PROP_NAME ? n->name
-	      : prop == OK_ACC_PROP_VENDOR ? n->vendor : n->driver);
-      return true;
-    }
-  return false;
+  /* The runtime does not say what is free; nor does GCC's plugin.  All
+     of it: the size of the region device memory comes from.  */
+  size_t size = 0;
+  if (free
+      || ok_hsa.hsa_region_get_info (gcn_dev (d)->data_region,
+				     HSA_REGION_INFO_SIZE, &size)
+      != HSA_STATUS_SUCCESS)
+    return false;
+  *num = size;
+  return true;
+}
+
+void
+gcn_acc_names (struct ok_device *d, struct ok_acc_names *names)
+{
+  const struct gcn_acc_names *n = gcn_acc_names_of (gcn_dev (d));
+  if (n != NULL)
+    *names = (struct ok_acc_names) { n->name, n->vendor, n->driver };
 }
