@@ -124,13 +124,16 @@ build_tests () {
       "$f" > "$jd/env"
     # The kit builds for nvptx-none: directives whose target selector is
     # offload_amdgcn are not its.
+    # dg-device-exit N, as lib/offloadkit.exp reads it for nvptx-none:
+    # the exit traps, the plugin says so, and the program fails.
     dirs=$(grep '{ *dg-' "$f" | grep -v 'offload_amdgcn')
-    if echo "$dirs" | grep -q '{ *dg-shouldfail'; then echo 1; else echo 0; fi \
-      > "$jd/shouldfail"
+    if echo "$dirs" | grep -q '{ *dg-\(shouldfail\|device-exit\)'; then
+      echo 1; else echo 0; fi > "$jd/shouldfail"
     echo "$dirs" | sed -n 's/.*{ *dg-exit-status  *\([0-9]*\).*/\1/p' \
       | tail -n 1 > "$jd/exitstatus"
-    # DejaGnu joins the patterns as they are.
-    re=$(echo "$dirs" | sed -n 's/.*{ *dg-output  *"\([^"]*\)".*/\1/p' \
+    # DejaGnu joins the patterns as they are, in the file's order.
+    re=$(echo "$dirs" | sed -n -e 's/.*{ *dg-output  *"\([^"]*\)".*/\1/p' \
+      -e 's/.*{ *dg-device-exit .*/libgomp: cuStreamSynchronize error: unspecified launch failure .perhaps abort was called./p' \
       | tr -d '\n')
     [ -z "$re" ] || printf '%s' "$re" > "$jd/output.re"
     # Directives this planner does not understand make the test fail
@@ -138,7 +141,7 @@ build_tests () {
     other=$(grep -o '{ *dg-[a-z-]*' "$f" | sed 's/{ *//' | sort -u \
       | grep -v -x -e dg-do -e dg-options -e dg-additional-sources \
           -e dg-set-target-env-var -e dg-shouldfail -e dg-output \
-          -e dg-exit-status)
+          -e dg-exit-status -e dg-device-exit)
     fflags=
     [ $drv = gfortran ] && fflags="-J$jd"
     # shellcheck disable=SC2086 # word lists
@@ -351,7 +354,9 @@ run_tests () {
     need=$(sed -n 's/^OFFLOADKIT_EMULATE=//p' "$jd/env" | tail -n 1)
     need=${need:-1}
     # Devices: the first NEED GPUs, or all GPUs and emulated ones.
+    # libgfortran writes each line at once, as make check's runs have it.
     set -- OMP_TARGET_OFFLOAD=mandatory OFFLOADKIT_TEST_DEVICES="$need" \
+      GFORTRAN_UNBUFFERED_PRECONNECTED=y \
       LD_LIBRARY_PATH="$oursld${userld:+:$userld}"
     if [ "$gpus" -ge "$need" ]; then
       vis=$(awk -v n="$need" 'BEGIN { for (i = 0; i < n; i++) printf "%s%d", i ? "," : "", i }')

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "okt-assert.h"
+#include "okt-declare-target.h"
 
 /* Number of devices the harness set up: OFFLOADKIT_TEST_DEVICES when set
    (runs on real GPUs, alone or with emulated devices: bench/gpu-kit.sh),

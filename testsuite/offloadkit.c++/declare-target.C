@@ -6,11 +6,7 @@
 
 namespace geo
 {
-#if __GNUC__ >= 13
-#pragma omp begin declare target
-#else
-#pragma omp declare target
-#endif
+OKT_BEGIN_DECLARE_TARGET
   int origin[2] = { 3, 4 };
 
   struct Point

@@ -6,14 +6,11 @@
 // { dg-set-target-env-var OMP_TARGET_OFFLOAD mandatory }
 
 #include <cstdio>
+#include "okt-declare-target.h"
 
 static int *volatile nowhere;
 
-#if __GNUC__ >= 13
-#pragma omp begin declare target
-#else
-#pragma omp declare target
-#endif
+OKT_BEGIN_DECLARE_TARGET
 struct table
 {
   int *cells;

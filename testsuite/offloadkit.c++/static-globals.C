@@ -21,11 +21,7 @@
 
 namespace stats
 {
-#if __GNUC__ >= 13
-#pragma omp begin declare target
-#else
-#pragma omp declare target
-#endif
+OKT_BEGIN_DECLARE_TARGET
   const int nbins = 16;
   int samples[1 << 20];			// Uninitialised, 4 MiB.
   int count;				// Uninitialised scalar.
@@ -89,11 +85,7 @@ template <typename T> T Slots<T>::fill = T (7);
 template struct Slots<int>;
 #pragma omp declare target(Slots<int>::slots, Slots<int>::fill)
 
-#if __GNUC__ >= 13
-#pragma omp begin declare target
-#else
-#pragma omp declare target
-#endif
+OKT_BEGIN_DECLARE_TARGET
 struct Recorder
 {
   int id;

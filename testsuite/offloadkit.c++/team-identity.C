@@ -13,11 +13,7 @@
 
 const int N = 48, T = 4;
 
-#if __GNUC__ >= 13
-#pragma omp begin declare target
-#else
-#pragma omp declare target
-#endif
+OKT_BEGIN_DECLARE_TARGET
 struct probe
 {
   int base;

@@ -10,11 +10,7 @@ static const int primes[8] = { 2, 3, 5, 7, 11, 13, 17, 19 };
 const double weights[4] = { 0.5, 0.25, 0.125, 0.125 };
 #pragma omp declare target(primes, weights)
 
-#if __GNUC__ >= 13
-#pragma omp begin declare target
-#else
-#pragma omp declare target
-#endif
+OKT_BEGIN_DECLARE_TARGET
 static int
 weighted (int i)
 {

@@ -5,11 +5,7 @@
 
 #include "okt-check.h"
 
-#if __GNUC__ >= 13
-#pragma omp begin declare target
-#else
-#pragma omp declare target
-#endif
+OKT_BEGIN_DECLARE_TARGET
 static int
 fib (int n)
 {

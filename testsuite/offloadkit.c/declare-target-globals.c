@@ -45,11 +45,7 @@ struct config
   char tag[8];
 };
 
-#if __GNUC__ >= 13
-#pragma omp begin declare target
-#else
-#pragma omp declare target
-#endif
+OKT_BEGIN_DECLARE_TARGET
 int g[SMALL];				/* Uninitialised.  */
 int h[4] = { 1, 2, 3, 4 };
 struct config cfg = { 3, 0.5, "dev" };

@@ -19,11 +19,7 @@ int arr[N];
 int arr2[4];
 #pragma omp declare target link(arr, arr2)
 
-#if __GNUC__ >= 13
-#pragma omp begin declare target
-#else
-#pragma omp declare target
-#endif
+OKT_BEGIN_DECLARE_TARGET
 /* On the device: check that arr[LO..HI] holds LO..HI, fill arr2, and
    replace each arr[I] of the section with 3 - 10 * arr[I].  Return the
    sum of the section's new values and arr2's, or -1 - I for the first

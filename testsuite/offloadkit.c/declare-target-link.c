@@ -10,11 +10,7 @@ int big[N];
 double factor = 2.5;
 #pragma omp declare target link(big, factor)
 
-#if __GNUC__ >= 13
-#pragma omp begin declare target
-#else
-#pragma omp declare target
-#endif
+OKT_BEGIN_DECLARE_TARGET
 static void
 scale_big (void)
 {

@@ -6,11 +6,7 @@
 
 #include "okt-check.h"
 
-#if __GNUC__ >= 13
-#pragma omp begin declare target
-#else
-#pragma omp declare target
-#endif
+OKT_BEGIN_DECLARE_TARGET
 int counter = 42;
 double table[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
 static int hidden = 5;

@@ -16,11 +16,7 @@
 #include "../../common/desc-check.c"
 #include "okt-check.h"
 
-#if __GNUC__ >= 13
-#pragma omp begin declare target
-#else
-#pragma omp declare target
-#endif
+OKT_BEGIN_DECLARE_TARGET
 int counter = 42;
 double table[4] = { 1, 2, 3, 4 };
 int

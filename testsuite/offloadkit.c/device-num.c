@@ -10,11 +10,7 @@
 
 #include "okt-check.h"
 
-#if __GNUC__ >= 13
-#pragma omp begin declare target
-#else
-#pragma omp declare target
-#endif
+OKT_BEGIN_DECLARE_TARGET
 /* Called from regions: the answer must not depend on where the call is
    compiled.  */
 static int

@@ -6,12 +6,9 @@
 /* { dg-set-target-env-var OMP_TARGET_OFFLOAD mandatory } */
 
 #include <stdio.h>
+#include "okt-declare-target.h"
 
-#if __GNUC__ >= 13
-#pragma omp begin declare target
-#else
-#pragma omp declare target
-#endif
+OKT_BEGIN_DECLARE_TARGET
 static int __attribute__ ((noinline))
 deep (int n)
 {

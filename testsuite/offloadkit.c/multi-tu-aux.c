@@ -1,10 +1,8 @@
 /* Second translation unit of multi-tu.c (not a test by itself).  */
 
-#if __GNUC__ >= 13
-#pragma omp begin declare target
-#else
-#pragma omp declare target
-#endif
+#include "okt-declare-target.h"
+
+OKT_BEGIN_DECLARE_TARGET
 int aux_table[4] = { 10, 20, 30, 40 };
 extern int main_offset;
 
@@ -24,18 +22,9 @@ aux_region (int x)
   return r;
 }
 
-/* Same names as multi-tu.c's static function and variable.  */
+/* The same names as multi-tu.c's static function and variable.  */
 static int unit_tag = 2;
-#pragma omp declare target (unit_tag)
-
-static int
-unit_region (int x)
-{
-  int r;
-#pragma omp target map(from: r) firstprivate(x)
-  r = x * unit_tag;
-  return r;
-}
+#include "multi-tu-unit.h"
 
 int
 aux_unit_region (int x)

@@ -12,11 +12,7 @@
 
 #include "okt-check.h"
 
-#if __GNUC__ >= 13
-#pragma omp begin declare target
-#else
-#pragma omp declare target
-#endif
+OKT_BEGIN_DECLARE_TARGET
 extern int aux_table[4];
 extern int aux_scale (int);
 int main_offset = 1000;
@@ -26,16 +22,7 @@ extern int aux_region (int);
 extern int aux_unit_region (int);
 
 static int unit_tag = 7;
-#pragma omp declare target (unit_tag)
-
-static int
-unit_region (int x)
-{
-  int r;
-#pragma omp target map(from: r) firstprivate(x)
-  r = x * unit_tag;
-  return r;
-}
+#include "multi-tu-unit.h"
 
 int
 main (void)

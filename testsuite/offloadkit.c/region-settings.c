@@ -15,11 +15,7 @@ struct settings
   omp_allocator_handle_t allocator;
 };
 
-#if __GNUC__ >= 13
-#pragma omp begin declare target
-#else
-#pragma omp declare target
-#endif
+OKT_BEGIN_DECLARE_TARGET
 static void
 read_settings (struct settings *s)
 {

@@ -19,11 +19,7 @@
 /* What the calling thread answers, in one int: the device number, 1000
    more when it says it is the initial device, 10000 more when
    acc_on_device says it is not on a device.  */
-#if __GNUC__ >= 13
-#pragma omp begin declare target
-#else
-#pragma omp declare target
-#endif
+OKT_BEGIN_DECLARE_TARGET
 static int
 answers (void)
 {

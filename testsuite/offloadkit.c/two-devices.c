@@ -7,11 +7,7 @@
 
 #define N 50
 
-#if __GNUC__ >= 13
-#pragma omp begin declare target
-#else
-#pragma omp declare target
-#endif
+OKT_BEGIN_DECLARE_TARGET
 int which = -1;
 #pragma omp end declare target
 

@@ -19,11 +19,7 @@
 
 static int table[64];
 
-#if __GNUC__ >= 13
-#pragma omp begin declare target
-#else
-#pragma omp declare target
-#endif
+OKT_BEGIN_DECLARE_TARGET
 int counter = 5;
 #pragma omp end declare target
 

@@ -4,7 +4,6 @@
 ! { dg-do run }
 ! { dg-set-target-env-var OFFLOADKIT_EMULATE 1 }
 ! { dg-set-target-env-var OMP_TARGET_OFFLOAD mandatory }
-! { dg-set-target-env-var GFORTRAN_UNBUFFERED_PRECONNECTED y }
 program fault_in_region
   implicit none
   integer, volatile :: zero

@@ -2,7 +2,6 @@
 ! started it while the other threads wait at the region's end: the
 ! program ends as from the target region itself (nvidia: the kernel's
 ! trap; radeon: the exit status), without waiting for them.
-! { dg-set-target-env-var GFORTRAN_UNBUFFERED_PRECONNECTED y }
 program stop_in_parallel
   use omp_lib
   implicit none
@@ -19,7 +18,4 @@ program stop_in_parallel
 end program stop_in_parallel
 
 ! { dg-output "CheCKpOInT(\n|\r\n|\r)+STOP 21(\n|\r\n|\r)+" }
-! { dg-output "libgomp: cuStreamSynchronize error: unspecified launch failure .perhaps abort was called." { target offload_nvptx } }
-! { dg-output "$" { target offload_amdgcn } }
-! { dg-shouldfail "an nvidia device's exit traps" { offload_nvptx } }
-! { dg-exit-status 21 { offload_amdgcn } }
+! { dg-device-exit 21 }

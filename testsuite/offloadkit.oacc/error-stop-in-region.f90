@@ -2,7 +2,6 @@
 ! without the host's "Error termination" (it never read the program's
 ! options), then exits with 1 (nvidia: a trap).  ERROR STOP on the host
 ! afterwards would be the host's: see stop-on-host.f90.
-! { dg-set-target-env-var GFORTRAN_UNBUFFERED_PRECONNECTED y }
 program error_stop_in_region
   implicit none
   integer :: n
@@ -16,7 +15,4 @@ program error_stop_in_region
 end program error_stop_in_region
 
 ! { dg-output "CheCKpOInT(\n|\r\n|\r)+ERROR STOP SiGN(\n|\r\n|\r)+" }
-! { dg-output "libgomp: cuStreamSynchronize error: unspecified launch failure .perhaps abort was called." { target offload_nvptx } }
-! { dg-output "$" { target offload_amdgcn } }
-! { dg-shouldfail "an nvidia device's exit traps" { offload_nvptx } }
-! { dg-exit-status 1 { offload_amdgcn } }
+! { dg-device-exit 1 }

@@ -3,7 +3,6 @@
 ! nvidia device (GCC's nvptx plugin then reports the kernel's failure)
 ! and ends the process with the status on a radeon device.  What the
 ! region wrote before stays on the device.
-! { dg-set-target-env-var GFORTRAN_UNBUFFERED_PRECONNECTED y }
 program stop_in_region
   implicit none
   integer :: a(4)
@@ -20,7 +19,4 @@ program stop_in_region
 end program stop_in_region
 
 ! { dg-output "CheCKpOInT(\n|\r\n|\r)+STOP 35(\n|\r\n|\r)+" }
-! { dg-output "libgomp: cuStreamSynchronize error: unspecified launch failure .perhaps abort was called." { target offload_nvptx } }
-! { dg-output "$" { target offload_amdgcn } }
-! { dg-shouldfail "an nvidia device's exit traps" { offload_nvptx } }
-! { dg-exit-status 35 { offload_amdgcn } }
+! { dg-device-exit 35 }

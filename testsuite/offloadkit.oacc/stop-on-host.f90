@@ -2,7 +2,6 @@
 ! its "Error termination", although the program's offloading wrapper
 ! interposes them for regions on the emulated device.  The region before
 ! runs on the device: what it writes to a copyin array stays there.
-! { dg-set-target-env-var GFORTRAN_UNBUFFERED_PRECONNECTED y }
 program stop_on_host
   use openacc
   implicit none
