@@ -106,6 +106,25 @@ detect_gcc_version (const struct mko_ctx *ctx)
   return v;
 }
 
+const char *
+mko_accel_cc (void)
+{
+  static char *name;
+  if (name == NULL)
+    name = xasprintf ("%s-accel-%s-gcc", OK_ACCEL_TRIPLET, mko_target.name);
+  return name;
+}
+
+const char *
+mko_accel_package (void)
+{
+  static char *name;
+  if (name == NULL)
+    name = xasprintf ("offload-%.*s",
+		      (int) strcspn (mko_target.name, "-"), mko_target.name);
+  return name;
+}
+
 void
 mko_find_gcc (struct mko_ctx *ctx)
 {
@@ -125,21 +144,21 @@ mko_find_gcc (struct mko_ctx *ctx)
   /* Debian's name (configure's OK_ACCEL_TRIPLET, with the version), then
      upstream's, which has no version in it: that one must be of the
      same GCC, since its lto1 reads the host compiler's LTO streams.  */
-  char *versioned = xasprintf ("%s-%d", t->accel_cc, ctx->gcc_version);
+  char *versioned = xasprintf ("%s-%d", mko_accel_cc (), ctx->gcc_version);
   char *found = ok_find_program (versioned);
   if (!found)
     {
-      found = ok_find_program (t->accel_cc);
+      found = ok_find_program (mko_accel_cc ());
       if (!found)
 	ok_fatal ("accel compiler '%s' not found (install gcc-%d-%s)",
-		  versioned, ctx->gcc_version, t->package_suffix);
+		  versioned, ctx->gcc_version, mko_accel_package ());
       char *text = dumpversion (found);
       int v = text ? parse_major (text) : -1;
       if (v != ctx->gcc_version)
 	ok_fatal ("accel compiler '%s' is %s%s, not GCC %d like COLLECT_GCC"
 		  " (install gcc-%d-%s, or set %s)", found,
 		  text ? "GCC " : "of unknown version", text ? text : "",
-		  ctx->gcc_version, ctx->gcc_version, t->package_suffix,
+		  ctx->gcc_version, ctx->gcc_version, mko_accel_package (),
 		  t->accel_cc_env);
       free (text);
     }

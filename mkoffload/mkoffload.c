@@ -161,7 +161,7 @@ usage (FILE *f)
 	   mko_target.name, mko_target.name,
 	   mko_target.help_options ? mko_target.help_options : "",
 	   MKO_GCC_MIN, MKO_GCC_MAX,
-	   mko_target.accel_cc_env, mko_target.accel_cc, mko_target.accel_cc,
+	   mko_target.accel_cc_env, mko_accel_cc (), mko_accel_cc (),
 	   mko_target.help_env ? mko_target.help_env : "");
 }
 

@@ -35,13 +35,9 @@ struct mko_target
 {
   const char *name;		/* "nvptx-none": the -foffload= target.  */
   int device_type;		/* OK_GOMP_DEVICE_*.  */
-  /* The accel compiler's name without its version suffix and directory,
-     TRIPLET-accel-TARGET-gcc: Debian's is that with "-N" appended, N the
-     running GCC's major version; upstream installs it as it is.  */
-  const char *accel_cc;
-  const char *accel_cc_env;	/* Environment variable overriding it.  */
-  /* The distribution package providing it, "gcc-N-" followed by this.  */
-  const char *package_suffix;
+  /* Environment variable naming the accel compiler to use instead of
+     mko_accel_cc's.  */
+  const char *accel_cc_env;
   /* Run the accel compiler on CTX's inputs and add CTX's images
      (mko_add_image).  Return 0, or -1 after reporting one error.  */
   int (*build) (struct mko_ctx *ctx);
@@ -167,6 +163,15 @@ void mko_note (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
    environment variable, else the versioned name, else the plain one)
    into CTX->accel_cc.  Errors are fatal.  */
 void mko_find_gcc (struct mko_ctx *ctx);
+
+/* The target's accel compiler, as GCC names it, without its directory
+   and version suffix: TRIPLET-accel-TARGET-gcc (Debian's is that with
+   "-N" appended, N the running GCC's major version; upstream installs it
+   as it is).  */
+const char *mko_accel_cc (void);
+/* The distribution package that provides it, less "gcc-N-": "offload-"
+   and the target's CPU, offload-nvptx or offload-amdgcn.  */
+const char *mko_accel_package (void);
 
 /* Handle ARG, an argument for GCC N's mkoffload that is not one of the
    accel compiler's as it stands: -l_GCC_LIB is given back as -lLIB (GCC

@@ -47,9 +47,7 @@ static int gcn_option (struct mko_ctx *ctx, const char *arg);
 const struct mko_target mko_target = {
   .name = "amdgcn-amdhsa",
   .device_type = OK_GOMP_DEVICE_GCN,
-  .accel_cc = OK_ACCEL_TRIPLET "-accel-amdgcn-amdhsa-gcc",
   .accel_cc_env = "OFFLOADKIT_GCN_CC",
-  .package_suffix = "offload-amdgcn",
   .build = gcn_build,
   .option = gcn_option,
   .help_options =
@@ -277,7 +275,7 @@ check_device_libs (struct mko_ctx *ctx, const struct ok_gcn_proc *arch)
       char *alt = instead_of (ctx, arch);
       ok_error ("-march=%s: the device libgomp '%s' is missing: gcc-%d-%s"
 		" provides none for %s; %s", arch->name, libgomp,
-		ctx->gcc_version, mko_target.package_suffix, arch->name, alt);
+		ctx->gcc_version, mko_accel_package (), arch->name, alt);
       free (alt);
       rc = -1;
     }
@@ -287,7 +285,7 @@ check_device_libs (struct mko_ctx *ctx, const struct ok_gcn_proc *arch)
       char *alt = instead_of (ctx, arch);
       ok_error ("-march=%s: gcc-%d-%s has no device libraries for %s: the"
 		" ones -march=%s selects, '%s', are for %s; %s", arch->name,
-		ctx->gcc_version, mko_target.package_suffix, arch->name,
+		ctx->gcc_version, mko_accel_package (), arch->name,
 		arch->name, libgomp,
 		other ? other->name : "another GPU", alt);
       free (alt);

@@ -32,9 +32,7 @@ static int nvptx_option (struct mko_ctx *ctx, const char *arg);
 const struct mko_target mko_target = {
   .name = "nvptx-none",
   .device_type = OK_GOMP_DEVICE_NVIDIA_PTX,
-  .accel_cc = OK_ACCEL_TRIPLET "-accel-nvptx-none-gcc",
   .accel_cc_env = "OFFLOADKIT_NVPTX_CC",
-  .package_suffix = "offload-nvptx",
   .build = nvptx_build,
   .option = nvptx_option,
   .help_options =
