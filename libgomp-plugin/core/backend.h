@@ -359,8 +359,8 @@ struct ok_interop_ops
 /* OpenACC: libgomp's GOMP_OFFLOAD_openacc_* entry points.  */
 struct ok_acc_ops
 {
-  /* Every hook but the memory and names ones reports its failures and
-     returns false (-1).  QUEUE_SIZE is at least sizeof (struct ok_acc_queue).  */
+  /* Every hook but memory and names reports its failures and returns
+     false (-1).  QUEUE_SIZE is at least sizeof (struct ok_acc_queue).  */
   size_t queue_size;
   /* Start queue Q (zeroed, Q->DEV set).  */
   bool (*queue_init) (struct ok_acc_queue *q);
