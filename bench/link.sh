@@ -5,10 +5,16 @@
 # Each program's host object is compiled first (untimed); then only the
 # link is timed,
 #   gcc -fopenmp -foffload=nvptx-none [-B BUILD/stage/] [OPTS] OBJ -o OUT LIBS
-# four ways, interleaved (GCC, cold, warm, PTX only, GCC, cold, ...):
+# five ways, interleaved (GCC, cold, new, warm, PTX only, GCC, cold, ...):
 #   GCC        GCC 12's mkoffload (PATH without CUDA's ptxas, no -B)
 #   cold       ours (-B BUILD/stage/), mkoffload's default (cubins),
 #              OFFLOADKIT_CACHE_DIR a fresh empty directory for every run
+#   new        the same, with a cache that holds the library modules the
+#              program uses, compiled, but nothing of the program's own:
+#              a new program, or one whose device code changed, on a
+#              machine where offloading programs were linked before (for
+#              every run a copy of the entries that the untimed first
+#              link's -v names as "library module N")
 #   warm       the same, with a cache filled by one untimed link first
 #   PTX only   ours with OFFLOADKIT_NVPTX_SASS=none (a reference)
 # Each link's wall time, and the peak resident memory of its largest
@@ -239,7 +245,7 @@ link_options () {
 raw=$work/raw.tsv
 printf 'program\tpipeline\trun\tstatus\twall_s\tmaxrss_mib\n' > "$raw"
 
-# Link program $1 ($2: its directory) with pipeline $3 (gcc|cold|warm|ptx)
+# Link program $1 ($2: its directory) with pipeline $3 (gcc|cold|new|warm|ptx)
 # as run $4 ("fill", "ptxsize" or a number): output $2/$3.out, log under
 # $logs.  Appends to $raw for numbered runs.  Sets $status (ok, timeout,
 # exit:N, signal:N) and returns 0 unless the link failed.
@@ -252,6 +258,11 @@ link_once () {
             || die "cannot create $scratch/cache-cold"
           set -- -B"$stage" -u OFFLOADKIT_NVPTX_SASS \
             -s OFFLOADKIT_CACHE_DIR="$scratch/cache-cold";;
+    new) rm -rf "$scratch/cache-new" \
+           && cp -R "$dir/cache-lib" "$scratch/cache-new" \
+           || die "cannot create $scratch/cache-new"
+         set -- -B"$stage" -u OFFLOADKIT_NVPTX_SASS \
+           -s OFFLOADKIT_CACHE_DIR="$scratch/cache-new";;
     warm) set -- -B"$stage" -u OFFLOADKIT_NVPTX_SASS \
             -s OFFLOADKIT_CACHE_DIR="$dir/cache-warm";;
     ptx) rm -rf "$scratch/cache-ptx" && mkdir "$scratch/cache-ptx" \
@@ -276,6 +287,7 @@ link_once () {
   [ -n "$status" ] || die "link-timer failed for $name ($pipe): $res"
   case $pipe-$run in
     cold-*) rm -rf "$scratch/cache-cold";;
+    new-*) rm -rf "$scratch/cache-new";;
     ptx-*) rm -rf "$scratch/cache-ptx";;
   esac
   case $run in
@@ -408,19 +420,31 @@ for name in $(echo "$programs" | tr , ' '); do
   fi
   rm -rf "$dir/ptxsize"
 
-  # Untimed: fill the warm cache.
+  # Untimed: fill the warm cache (-v: mkoffload names what it caches).
   mkdir -p "$dir/cache-warm" || die "cannot create $dir/cache-warm"
+  savetemps=-v
   link_once "$name" "$dir" warm fill || link_failed "$name" "warm (filling the cache)"
+  savetemps=
   skip=" "
   if [ "$status" = timeout ]; then
-    skip=" warm "
+    skip=" new warm "
     echo "$name warm fill timeout" >> "$work/summary.log"
-    unchecked="$unchecked, $name (warm: filling the cache timed out)"
+    unchecked="$unchecked, $name (warm and new: filling the cache timed out)"
+  else
+    # The library modules alone, for the "new" pipeline.
+    mkdir -p "$dir/cache-lib" || die "cannot create $dir/cache-lib"
+    sed -n "s/^mkoffload: library module [0-9]* for sm_[0-9]*: cached '.*' as '\(.*\)'\$/\1/p" \
+      "$log" > "$dir/lib-entries"
+    [ -s "$dir/lib-entries" ] \
+      || die "$name: the first link's -v names no library module it cached ($log)"
+    while IFS= read -r e; do
+      cp "$e" "$dir/cache-lib/" || die "cannot copy $e"
+    done < "$dir/lib-entries"
   fi
 
   r=1
   while [ $r -le "$runs" ]; do
-    for pipe in gcc cold warm ptx; do
+    for pipe in gcc cold new warm ptx; do
       case $skip in *" $pipe "*) continue;; esac
       link_once "$name" "$dir" $pipe $r || link_failed "$name" "$pipe"
       if [ "$status" = timeout ]; then
@@ -440,7 +464,7 @@ ended=$(date +%s)
 # ------------------------------------------------------------ report
 
 for name in $(echo "$programs" | tr , ' '); do
-  for pipe in gcc cold warm ptx; do
+  for pipe in gcc cold new warm ptx; do
     set -- $(stats "$name" $pipe)
     [ "$5" -gt 0 ] || [ "$6" -gt 0 ] || continue
     echo "$name $pipe wall-s median=$1 min=$2 max=$3 maxrss-mib=$4 runs=$5 timeouts=$6"
@@ -457,13 +481,13 @@ table () {
   echo "- gcc $("$gcc_prog" -dumpfullversion) ($("$gcc_prog" --version | head -n 1)); ptxas: $ptxas_v"
   echo "- offloadkit: commit $(cd "$srcroot" && git describe --always --dirty 2>/dev/null || echo unknown), build $topbuild"
   echo "- Timed: the link only, \`gcc -fopenmp -foffload=nvptx-none [-B BUILD/stage/] OBJ -o OUT\` plus the test's options and -lm, -lstdc++ or -lgfortran; $runs runs per pipeline, interleaved; medians in seconds (min/max in $work/summary.log, every run in $raw); $((ended - started)) s in all"
-  echo "- GCC: GCC 12's mkoffload, PTX only (PATH without ptxas). Cold: ours, mkoffload's default (cubins), an empty OFFLOADKIT_CACHE_DIR for every run. Warm: ours, the cache filled by one untimed link. PTX only: ours with OFFLOADKIT_NVPTX_SASS=none"
+  echo "- GCC: GCC 12's mkoffload, PTX only (PATH without ptxas). Cold: ours, mkoffload's default (cubins), an empty OFFLOADKIT_CACHE_DIR for every run. New: the same with a cache of the library modules the program uses, not its own cubins (a new or changed program). Warm: ours, the cache filled by one untimed link. PTX only: ours with OFFLOADKIT_NVPTX_SASS=none"
   echo "- Peak memory: the largest ru_maxrss of any single process of the link, the largest over the runs; $maxrss_note"
   echo "- Every linked program ran once correctly: GCC's on host fallback (Debian's plugin), ours on the emulated device (OFFLOADKIT_EMULATE=nvptx:1, OMP_TARGET_OFFLOAD=mandatory)${unchecked:+; not run: ${unchecked#, }}"
   echo "- Goals: ours with default cubins at most 3x GCC's link time cold and at most 1.5x warm; peak memory of any process under 1 GiB"
   echo
-  echo "| program | GCC's PTX, KiB (program + libraries) | GCC, s | ours cold, s | cold / GCC (<= 3x) | ours warm, s | warm / GCC (<= 1.5x) | ours PTX only, s | peak MiB: GCC / cold / warm / PTX only (< 1024) | goals met |"
-  echo "|---|---|---|---|---|---|---|---|---|---|"
+  echo "| program | GCC's PTX, KiB (program + libraries) | GCC, s | ours cold, s | cold / GCC (<= 3x) | ours new, s | new / GCC | ours warm, s | warm / GCC (<= 1.5x) | ours PTX only, s | peak MiB: GCC / cold / new / warm / PTX only (< 1024) | goals met |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
   for name in $(echo "$programs" | tr , ' '); do
     line=$(printf '%s\n' "$programs_table" | grep "^$name|")
     lang=$(echo "$line" | cut -d'|' -f2)
@@ -472,18 +496,20 @@ table () {
     src=${src#@}
     label="$src ($(echo "$lang" | sed 's/^c$/C/; s/^c++$/C++/; s/^fortran$/Fortran/'), $what)"
     if grep -q "^$name skipped" "$work/summary.log"; then
-      echo "| $label | not in this GCC's tests | | | | | | | | |"
+      echo "| $label | not in this GCC's tests | | | | | | | | | | |"
       continue
     fi
     ptx=$(awk -v n="$name" '$1 == n { print $2 " + " $3 }' "$scratch/ptx-sizes")
     set -- $(stats "$name" gcc); gm=$1 gr=$4
     set -- $(stats "$name" cold); cm=$1 cr=$4 ct=$6
+    set -- $(stats "$name" new); nm=$1 nr=$4 nt=$6
     set -- $(stats "$name" warm); wm=$1 wr=$4 wt=$6
-    grep -q "^$name warm fill timeout" "$work/summary.log" && wt=fill
+    grep -q "^$name warm fill timeout" "$work/summary.log" && wt=fill nt=fill
     set -- $(stats "$name" ptx); pm=$1 pr=$4 pt=$6
     awk -v label="$label" -v ptx="${ptx:-?}" -v gm="$gm" -v cm="$cm" \
         -v wm="$wm" -v pm="$pm" -v gr="$gr" -v cr="$cr" -v wr="$wr" \
-        -v pr="$pr" -v ct="$ct" -v wt="$wt" -v pt="$pt" -v to="$timeout" '
+        -v pr="$pr" -v ct="$ct" -v wt="$wt" -v pt="$pt" -v to="$timeout" \
+        -v nm="$nm" -v nr="$nr" -v nt="$nt" '
     function cell(m, t) {
       if (m != "-") return m
       if (t == "fill") return "timeout (> " to " s) filling the cache"
@@ -500,15 +526,15 @@ table () {
       return m / gm <= goal ? "yes" : "no"
     }
     BEGIN {
-      mem = "yes"; n = split (gr " " cr " " wr " " pr, r, " ")
+      mem = "yes"; n = split (gr " " cr " " nr " " wr " " pr, r, " ")
       for (i = 1; i <= n; i++)
         if (r[i] == "-") unknown = 1
         else if (r[i] + 0 >= 1024) mem = "no"
       if (mem == "yes" && unknown) mem = "?"
-      printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s / %s / %s / %s | cold: %s, warm: %s, memory: %s |\n",
-        label, ptx, cell(gm, 0), cell(cm, ct), ratio(cm, ct), cell(wm, wt),
-        ratio(wm, wt), cell(pm, pt), gr, cr, wr, pr,
-        met(cm, ct, 3), met(wm, wt, 1.5), mem
+      printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s / %s / %s / %s | cold: %s, warm: %s, memory: %s |\n",
+        label, ptx, cell(gm, 0), cell(cm, ct), ratio(cm, ct), cell(nm, nt),
+        ratio(nm, nt), cell(wm, wt), ratio(wm, wt), cell(pm, pt),
+        gr, cr, nr, wr, pr, met(cm, ct, 3), met(wm, wt, 1.5), mem
     }'
   done
 }

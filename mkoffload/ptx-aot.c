@@ -189,14 +189,16 @@ cache_fetch (struct mko_ctx *ctx, const char *path, const char *unit,
   return obj;
 }
 
-/* Copy SRC into the cache as DEST, atomically: written under a temporary
+/* Copy SRC, WHAT (for -v: "library module 3 for sm_80"), into the cache
+   as DEST, atomically: written under a temporary
    name in the same directory, then renamed, so that a concurrent link
    never reads half an object.  The cleanup signals wait meanwhile: the
    temporary name is not one of ours to remove, and a signal between
    mkstemp and rename would leave it in the cache for good.  Failures
    only lose the caching.  */
 static void
-cache_store (const char *src, const char *dir, const char *dest)
+cache_store (const char *src, const char *dir, const char *dest,
+	     const char *what)
 {
   size_t len;
   char *data = ok_read_file (src, &len, NULL);
@@ -219,7 +221,7 @@ cache_store (const char *src, const char *dir, const char *dest)
 	  done += w;
 	}
       if (close (fd) == 0 && done == len && rename (tmp, dest) == 0)
-	ok_inform ("cached '%s' as '%s'", src, dest);
+	ok_inform ("%s: cached '%s' as '%s'", what, src, dest);
       else
 	unlink (tmp);
     }
@@ -394,7 +396,9 @@ struct unit
   size_t part, nparts;		/* 0-based; NPARTS 1 for a whole module.  */
   int own;			/* The link's own, not a library member.  */
   const char *file;		/* Written once, for all architectures.  */
-  char label[96];		/* "module 3", "part 2 of 16 of module 1".  */
+  /* For messages: "module 1", "part 2 of 16 of module 1" (the link's
+     own), "library module 3".  */
+  char label[96];
 };
 
 /* One ptxas run: unit U for architecture ARCH.  */
@@ -448,7 +452,8 @@ make_units (const struct mko_ptx_aot *aot, size_t *nunits,
 			" %zu", c + 1, count, m + 1);
 	    }
 	  else
-	    snprintf (u->label, sizeof u->label, "module %zu", m + 1);
+	    snprintf (u->label, sizeof u->label, "%smodule %zu",
+		      aot->own[m] ? "" : "library ", m + 1);
 	}
       free (chunks);
     }
@@ -722,7 +727,10 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
   for (size_t i = 0; i < njobs; i++)
     if (jobs[i].cache_path)
       {
-	cache_store (jobs[i].obj, dir, jobs[i].cache_path);
+	char *what = xasprintf ("%s for sm_%d", units[jobs[i].unit].label,
+				aot->archs[jobs[i].arch]);
+	cache_store (jobs[i].obj, dir, jobs[i].cache_path, what);
+	free (what);
 	stored = 1;
       }
 
@@ -763,7 +771,9 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
   for (size_t l = 0; l < nlinks; l++)
     if (link_cache[link_arch[l]])
       {
-	cache_store (cubins[link_arch[l]], dir, link_cache[link_arch[l]]);
+	char *what = xasprintf ("the sm_%d cubin", aot->archs[link_arch[l]]);
+	cache_store (cubins[link_arch[l]], dir, link_cache[link_arch[l]], what);
+	free (what);
 	stored = 1;
       }
   if (stored)
