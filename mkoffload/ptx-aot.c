@@ -190,12 +190,11 @@ cache_fetch (struct mko_ctx *ctx, const char *path, const char *unit,
 }
 
 /* Copy SRC, WHAT (for -v: "library module 3 for sm_80"), into the cache
-   as DEST, atomically: written under a temporary
-   name in the same directory, then renamed, so that a concurrent link
-   never reads half an object.  The cleanup signals wait meanwhile: the
-   temporary name is not one of ours to remove, and a signal between
-   mkstemp and rename would leave it in the cache for good.  Failures
-   only lose the caching.  */
+   as DEST, atomically: written under a temporary name in the same
+   directory, then renamed, so that a concurrent link never reads half an
+   object.  The cleanup signals wait meanwhile: the temporary name is not
+   one of ours to remove, and a signal between mkstemp and rename would
+   leave it in the cache for good.  Failures only lose the caching.  */
 static void
 cache_store (const char *src, const char *dir, const char *dest,
 	     const char *what)
@@ -771,8 +770,9 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
   for (size_t l = 0; l < nlinks; l++)
     if (link_cache[link_arch[l]])
       {
-	char *what = xasprintf ("the sm_%d cubin", aot->archs[link_arch[l]]);
-	cache_store (cubins[link_arch[l]], dir, link_cache[link_arch[l]], what);
+	size_t a = link_arch[l];
+	char *what = xasprintf ("the sm_%d cubin", aot->archs[a]);
+	cache_store (cubins[a], dir, link_cache[a], what);
 	free (what);
 	stored = 1;
       }

@@ -83,6 +83,7 @@ void *
 ok_dynlib_load (const struct ok_dynlib *lib, const char *path, bool chosen,
 		void *api)
 {
+  memset (api, 0, lib->api_size);
   if (chosen && dynlib_refuse_odd (lib, path))
     return NULL;
   void *handle = dlopen (path, RTLD_NOW | RTLD_LOCAL);
