@@ -33,7 +33,7 @@
 #
 # Usage: bench/link.sh [--topbuild BUILD] [-n RUNS] [--quick]
 #          [--gcc-source TARBALL] [--programs LIST] [--timeout S]
-#          [--work DIR] [--out FILE]
+#          [--sass LIST] [--work DIR] [--out FILE]
 #   --topbuild BUILD   offloadkit build tree with stage/ (default: the
 #                      current directory when it has stage/, else ./build)
 #   -n, --runs RUNS    timed links per pipeline and program (default 5)
@@ -42,6 +42,10 @@
 #   --timeout S        per link and per program run (default 600); a link
 #                      past it is reported as a timeout, its pipeline's
 #                      remaining runs of that program are skipped
+#   --sass LIST        cold, new and warm build cubins for LIST (as
+#                      OFFLOADKIT_NVPTX_SASS, e.g. sm_90) instead of
+#                      mkoffload's default architectures: what another
+#                      default would cost
 #   --work DIR         logs, raw numbers, table (default BUILD/bench/link)
 #   --out FILE         write the Markdown table to FILE too
 # Exit status: 0 when every link and every program run succeeded (slow or
@@ -69,10 +73,10 @@ for-5|c|libgomp.c-c++-common/for-5.c|large
 for-3|c|libgomp.c-c++-common/for-3.c|largest'
 quick_programs=hello,target-teams-1
 
-topbuild= runs= tarball= timeout=600 work= out= programs= quick=0
+topbuild= runs= tarball= timeout=600 work= out= programs= quick=0 sass=
 while [ $# -gt 0 ]; do
   case $1 in
-    --topbuild|-n|--runs|--gcc-source|--timeout|--work|--out|--programs)
+    --topbuild|-n|--runs|--gcc-source|--timeout|--work|--out|--programs|--sass)
       [ $# -ge 2 ] || die "$1 needs a value";;
   esac
   case $1 in
@@ -83,6 +87,7 @@ while [ $# -gt 0 ]; do
     --work) work=$2; shift 2;;
     --out) out=$2; shift 2;;
     --programs) programs=$2; shift 2;;
+    --sass) sass=$2; shift 2;;
     --quick) quick=1; shift;;
     --list) printf '%s\n' "$programs_table" \
               | awk -F'|' '{ printf "%-18s %-8s %-40s %s\n", $1, $2, $3, $4 }'
@@ -92,6 +97,12 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -n "$runs" ] || { [ $quick = 1 ] && runs=3; } || runs=5
+# For link-timer: mkoffload's default architectures, or --sass's.
+case $sass in
+  '') sass_env="-u OFFLOADKIT_NVPTX_SASS";;
+  *[!a-z0-9_,]*|none) die "--sass wants architectures such as sm_90 (not '$sass')";;
+  *) sass_env="-s OFFLOADKIT_NVPTX_SASS=$sass";;
+esac
 case $runs in ''|*[!0-9]*|0) die "-n wants a positive number";; esac
 case $timeout in ''|*[!0-9]*|0) die "--timeout wants a positive number of seconds";; esac
 [ -n "$programs" ] || { [ $quick = 1 ] && programs=$quick_programs; } \
@@ -257,14 +268,14 @@ link_once () {
     gcc) set -- -s PATH="$noptxas_path";;
     cold) rm -rf "$scratch/cache-cold" && mkdir "$scratch/cache-cold" \
             || die "cannot create $scratch/cache-cold"
-          set -- -B"$stage" -u OFFLOADKIT_NVPTX_SASS \
+          set -- -B"$stage" $sass_env \
             -s OFFLOADKIT_CACHE_DIR="$scratch/cache-cold";;
     new) rm -rf "$scratch/cache-new" \
            && cp -R "$dir/cache-lib" "$scratch/cache-new" \
            || die "cannot create $scratch/cache-new"
-         set -- -B"$stage" -u OFFLOADKIT_NVPTX_SASS \
+         set -- -B"$stage" $sass_env \
            -s OFFLOADKIT_CACHE_DIR="$scratch/cache-new";;
-    warm) set -- -B"$stage" -u OFFLOADKIT_NVPTX_SASS \
+    warm) set -- -B"$stage" $sass_env \
             -s OFFLOADKIT_CACHE_DIR="$dir/cache-warm";;
     ptx) rm -rf "$scratch/cache-ptx" && mkdir "$scratch/cache-ptx" \
            || die "cannot create $scratch/cache-ptx"
@@ -487,7 +498,7 @@ table () {
   echo "- gcc $("$gcc_prog" -dumpfullversion) ($("$gcc_prog" --version | head -n 1)); ptxas: $ptxas_v"
   echo "- offloadkit: commit $(cd "$srcroot" && git describe --always --dirty 2>/dev/null || echo unknown), build $topbuild"
   echo "- Timed: the link only, \`gcc -fopenmp -foffload=nvptx-none [-B BUILD/stage/] OBJ -o OUT\` plus the test's options and -lm, -lstdc++ or -lgfortran; $runs runs per pipeline, interleaved; medians in seconds (min/max in $work/summary.log, every run in $raw); $((ended - started)) s in all"
-  echo "- GCC: GCC 12's mkoffload, PTX only (PATH without ptxas). Cold: ours, mkoffload's default (cubins), an empty OFFLOADKIT_CACHE_DIR for every run. New: the same with a cache of the library modules the program uses, not its own cubins (a new or changed program). Warm: ours, the cache filled by one untimed link. PTX only: ours with OFFLOADKIT_NVPTX_SASS=none"
+  echo "- GCC: GCC 12's mkoffload, PTX only (PATH without ptxas). Cold: ours, ${sass:+cubins for $sass only (--sass) instead of }mkoffload's default (cubins), an empty OFFLOADKIT_CACHE_DIR for every run. New: the same with a cache of the library modules the program uses, not its own cubins (a new or changed program). Warm: ours, the cache filled by one untimed link. PTX only: ours with OFFLOADKIT_NVPTX_SASS=none"
   echo "- Peak memory: the largest ru_maxrss of any single process of the link, the largest over the runs; $maxrss_note"
   echo "- Every linked program ran once correctly: GCC's on host fallback (Debian's plugin), ours on the emulated device (OFFLOADKIT_EMULATE=nvptx:1, OMP_TARGET_OFFLOAD=mandatory)${unchecked:+; not run: ${unchecked#, }}"
   echo "- Goals: ours with default cubins at most 3x GCC's link time cold and at most 1.5x warm; peak memory of any process under 1 GiB"
