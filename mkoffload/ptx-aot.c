@@ -8,10 +8,11 @@
    the nvlink jobs (one per architecture) follow.  As many run at a time
    as there are CPUs and GiBs of available memory, whichever is fewer.
 
-   The program's own module, when it has many functions, is compiled in
-   parts (ptx-split.h): ptxas' time and memory grow much faster than a
-   module's size, and a whole one of GCC's largest libgomp tests needs
-   7 GB; each part stays under 150 MB.
+   What ptxas compiles is the modules without the functions that no
+   kernel can reach (ptx-prune.h).  The program's own module, when it
+   has many functions, is compiled in parts (ptx-split.h): ptxas' time
+   and memory grow much faster than a module's size, and a whole one of
+   GCC's largest libgomp tests needs 7 GB; each part stays under 150 MB.
 
    Compiled objects are cached, keyed by a hash of ptxas' --version
    output, the ptxas arguments and the module's (or part's) text: the
@@ -46,6 +47,7 @@
 #include "elf-check.h"
 #include "file-io.h"
 #include "ptx-aot.h"
+#include "ptx-prune.h"
 #include "ptx-split.h"
 #include "run-command.h"
 #include "tempfile.h"
@@ -408,14 +410,28 @@ struct job
   char *cache_path;		/* Where to store it, or NULL.  */
 };
 
-/* AOT's modules as units, the own ones split where they are large.  The
-   parts' texts are stored in *PARTS (to free).  */
+/* AOT's modules as units: without the functions that no kernel can
+   reach (ptx-prune.h), the own ones split where they are large.  The
+   texts made here are stored in *PARTS (to free).  */
 static struct unit *
 make_units (const struct mko_ptx_aot *aot, size_t *nunits,
 	    struct mko_argv *parts)
 {
   struct unit *units = NULL;
   size_t n = 0;
+  char **pruned, **texts = xcalloc (aot->nmodules + 1, sizeof *texts);
+  size_t ndefs, removed = mko_ptx_prune (aot->modules, aot->nmodules,
+					 &pruned, &ndefs);
+  for (size_t m = 0; m < aot->nmodules; m++)
+    {
+      texts[m] = pruned[m] ? pruned[m] : aot->modules[m];
+      if (pruned[m])
+	mko_argv_push (parts, pruned[m]);
+    }
+  free (pruned);
+  if (removed)
+    ok_inform ("'%s': %zu of %zu function definitions left out of the"
+	       " cubins, no kernel reaching them", aot->ptx, removed, ndefs);
   for (size_t m = 0; m < aot->nmodules; m++)
     {
       char **chunks = NULL;
@@ -427,8 +443,8 @@ make_units (const struct mko_ptx_aot *aot, size_t *nunits,
 	  size_t k = 0;
 	  for (size_t o = 0; o < aot->nmodules; o++)
 	    if (o != m)
-	      others[k++] = aot->modules[o];
-	  nchunks = mko_ptx_split (aot->modules[m], others, k,
+	      others[k++] = texts[o];
+	  nchunks = mko_ptx_split (texts[m], others, k,
 				   MKO_PTX_CHUNK_DEFS, &chunks);
 	  free (others);
 	  if (nchunks)
@@ -441,7 +457,7 @@ make_units (const struct mko_ptx_aot *aot, size_t *nunits,
       for (size_t c = 0; c < count; c++)
 	{
 	  struct unit *u = &units[n++];
-	  *u = (struct unit) { .text = nchunks ? chunks[c] : aot->modules[m],
+	  *u = (struct unit) { .text = nchunks ? chunks[c] : texts[m],
 			       .module = m, .part = c, .nparts = count,
 			       .own = aot->own[m] };
 	  if (nchunks)
@@ -456,6 +472,7 @@ make_units (const struct mko_ptx_aot *aot, size_t *nunits,
 	}
       free (chunks);
     }
+  free (texts);
   *nunits = n;
   return units;
 }

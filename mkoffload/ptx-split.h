@@ -14,14 +14,11 @@
    extern declarations of them).  A function or variable without
    .visible (static) that another chunk may name is made .visible.
 
-   The text is GCC's nvptx output, in which every top-level entity (a
-   function's or variable's declaration or definition) follows a comment
-   line "// BEGIN [GLOBAL ]FUNCTION DECL|DEF: NAME" or
-   "// BEGIN [GLOBAL ]VAR DECL|DEF: NAME".  Anything else at the top
-   level but comments and blank lines (an .alias, a .file), or a static
-   name that another module of the link defines as a global one (it
-   would be defined twice once made .visible), leaves the module whole:
-   splitting is only ever a saving.  */
+   The module is parsed as ptx-parse.h says, without .file lines (a part
+   would lose them); one it cannot parse, or with a static name that
+   another module of the link defines as a global one (it would be
+   defined twice once made .visible), stays whole: splitting is only ever
+   a saving.  */
 
 #ifndef OFFLOADKIT_PTX_SPLIT_H
 #define OFFLOADKIT_PTX_SPLIT_H
