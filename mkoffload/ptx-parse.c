@@ -217,7 +217,7 @@ parse_linkage (struct mko_ptx_ent *e)
     }
   else if (*p != '.' || strncmp (p, ".common ", 8) == 0)
     return false;
-  /* A definition that says .extern is no definition this splitter
+  /* A definition that says .extern is no definition this parser
      knows.  */
   return !(e->linkage == 'e'
 	   && (e->kind == MKO_PTX_FUNC_DEF || e->kind == MKO_PTX_VAR_DEF));

@@ -55,6 +55,7 @@
 
 #include "diag.h"
 #include "gomp-abi.h"
+#include "ptx-parse.h"
 #include "ptx-tables.h"
 
 #define DECL_MARK "// BEGIN GLOBAL FUNCTION DECL: "
@@ -158,31 +159,11 @@ is_local (const struct mko_ptx_tables_in *in, const char *name)
   return found;
 }
 
-/* A growing text.  */
-struct text
-{
-  char *s;
-  size_t len, cap;
-};
-
-static void
-text_add (struct text *t, const char *s)
-{
-  size_t n = strlen (s);
-  if (t->len + n + 1 > t->cap)
-    {
-      t->cap = (t->len + n + 1) * 2;
-      t->s = xrealloc (t->s, t->cap);
-    }
-  memcpy (t->s + t->len, s, n + 1);
-  t->len += n;
-}
-
 /* Declare each function of NAMES (N of them) that WANT accepts (all
    when it is NULL) .extern in T.  Return 0, or -1 after reporting that
    one has no declaration in IN's modules.  */
 static int
-add_declarations (struct text *t, const struct mko_ptx_tables_in *in,
+add_declarations (struct mko_text *t, const struct mko_ptx_tables_in *in,
 		  const char *const *names, size_t n,
 		  int (*want) (const char *), const char *table)
 {
@@ -204,9 +185,9 @@ add_declarations (struct text *t, const struct mko_ptx_tables_in *in,
 		    names[i], table, local);
 	  return -1;
 	}
-      text_add (t, ".extern ");
-      text_add (t, proto);
-      text_add (t, "\n");
+      mko_puts (t, ".extern ");
+      mko_puts (t, proto);
+      mko_puts (t, "\n");
       free (proto);
     }
   return 0;
@@ -215,18 +196,18 @@ add_declarations (struct text *t, const struct mko_ptx_tables_in *in,
 /* The definition of the table VAR in T: an entry per name of NAMES (N
    of them), the name when WANT accepts it (or WANT is NULL), else 0.  */
 static void
-add_table (struct text *t, const char *var, const char *const *names,
+add_table (struct mko_text *t, const char *var, const char *const *names,
 	   size_t n, int (*want) (const char *))
 {
-  text_add (t, ".visible .global .align 8 .u64 ");
-  text_add (t, var);
-  text_add (t, "[] = {");
+  mko_puts (t, ".visible .global .align 8 .u64 ");
+  mko_puts (t, var);
+  mko_puts (t, "[] = {");
   for (size_t i = 0; i < n; i++)
     {
-      text_add (t, i ? ",\n\t" : "\n\t");
-      text_add (t, !want || want (names[i]) ? names[i] : "0");
+      mko_puts (t, i ? ",\n\t" : "\n\t");
+      mko_puts (t, !want || want (names[i]) ? names[i] : "0");
     }
-  text_add (t, "};\n");
+  mko_puts (t, "};\n");
 }
 
 int
@@ -269,14 +250,14 @@ mko_ptx_tables (const struct mko_ctx *ctx,
       return -1;
     }
 
-  struct text t = { 0 };
-  text_add (&t, "// Function tables of this link for the device code of"
+  struct mko_text t = { 0 };
+  mko_puts (&t, "// Function tables of this link for the device code of"
 	    " GCC 13 and newer\n// (reverse offload, indirect calls),"
 	    " as GCC's nvptx mkoffload appends them.\n.version ");
-  text_add (&t, version);
-  text_add (&t, "\n.target ");
-  text_add (&t, target);
-  text_add (&t, "\n.address_size 64\n"
+  mko_puts (&t, version);
+  mko_puts (&t, "\n.target ");
+  mko_puts (&t, target);
+  mko_puts (&t, "\n.address_size 64\n"
 	    "// Older CUDA JIT compilers gave a module without code 0 for"
 	    " the addresses\n// of functions (GCC's PR 108098).\n"
 	    ".func __dummy$func ( );\n"
