@@ -44,6 +44,7 @@
 #include <sys/time.h>
 
 #include "diag.h"
+#include "cache.h"
 #include "elf-check.h"
 #include "file-io.h"
 #include "ptx-aot.h"
@@ -51,92 +52,9 @@
 #include "ptx-split.h"
 #include "run-command.h"
 #include "tempfile.h"
+#include "tool-answers.h"
 
 /* ---- The cache.  ---------------------------------------------------- */
-
-/* 128-bit FNV-1a: not cryptographic, but the inputs are the user's own
-   compilers and files, and 128 bits make an accidental collision
-   negligible.  */
-struct hash128
-{
-  unsigned __int128 h;
-};
-
-static void
-hash_init (struct hash128 *h)
-{
-  h->h = ((unsigned __int128) 0x6c62272e07bb0142ull << 64)
-	 | 0x62b821756295c58dull;
-}
-
-static void
-hash_bytes (struct hash128 *h, const void *data, size_t len)
-{
-  const unsigned __int128 prime = ((unsigned __int128) 1 << 88) + 0x13b;
-  const unsigned char *p = data;
-  for (size_t i = 0; i < len; i++)
-    {
-      h->h ^= p[i];
-      h->h *= prime;
-    }
-}
-
-/* A string and its terminating NUL, so that "ab","c" and "a","bc"
-   differ.  */
-static void
-hash_str (struct hash128 *h, const char *s)
-{
-  hash_bytes (h, s, strlen (s) + 1);
-}
-
-static char *
-hash_hex (const struct hash128 *h)
-{
-  return xasprintf ("%016llx%016llx", (unsigned long long) (h->h >> 64),
-		    (unsigned long long) h->h);
-}
-
-/* The cache directory, or NULL when caching is off or there is no home
-   for it.  */
-static char *
-cache_dir (void)
-{
-  const char *d = getenv ("OFFLOADKIT_CACHE_DIR");
-  if (d)
-    return *d ? xstrdup (d) : NULL;
-  d = getenv ("XDG_CACHE_HOME");
-  /* The XDG specification says to ignore a relative path.  */
-  if (d && d[0] == '/')
-    return xasprintf ("%s/offloadkit", d);
-  d = getenv ("HOME");
-  if (d && d[0] == '/')
-    return xasprintf ("%s/.cache/offloadkit", d);
-  return NULL;
-}
-
-/* mkdir -p DIR (new directories private to the user).  0, or -1.  */
-static int
-make_dirs (const char *dir)
-{
-  struct stat st;
-  if (stat (dir, &st) == 0)
-    return S_ISDIR (st.st_mode) ? 0 : -1;
-  char *copy = xstrdup (dir);
-  for (char *p = copy + 1; *p; p++)
-    if (*p == '/')
-      {
-	*p = '\0';
-	if (mkdir (copy, 0700) < 0 && errno != EEXIST)
-	  {
-	    free (copy);
-	    return -1;
-	  }
-	*p = '/';
-      }
-  int rc = mkdir (copy, 0700) < 0 && errno != EEXIST ? -1 : 0;
-  free (copy);
-  return rc;
-}
 
 /* What is wrong with DATA[0, LEN), the contents of the cache entry
    PATH, a ptxas object for sm_SM: a malloc'd description, or NULL when
@@ -192,60 +110,16 @@ cache_fetch (struct mko_ctx *ctx, const char *path, const char *unit,
 }
 
 /* Copy SRC, WHAT (for -v: "library module 3 for sm_80"), into the cache
-   as DEST, atomically: written under a temporary name in the same
-   directory, then renamed, so that a concurrent link never reads half an
-   object.  The cleanup signals wait meanwhile: the temporary name is not
-   one of ours to remove, and a signal between mkstemp and rename would
-   leave it in the cache for good.  Failures only lose the caching.  */
+   DIR as DEST (cache.h: atomically).  Failures only lose the caching.  */
 static void
 cache_store (const char *src, const char *dir, const char *dest,
 	     const char *what)
 {
   size_t len;
   char *data = ok_read_file (src, &len, NULL);
-  if (!data)
-    return;
-  char *tmp = xasprintf ("%s/.tmp-XXXXXX", dir);
-  sigset_t old_mask;
-  ok_tempfile_block_signals (&old_mask);
-  int fd = mkstemp (tmp);
-  if (fd >= 0)
-    {
-      size_t done = 0;
-      while (done < len)
-	{
-	  ssize_t w = write (fd, data + done, len - done);
-	  if (w < 0 && errno == EINTR)
-	    continue;
-	  if (w <= 0)
-	    break;
-	  done += w;
-	}
-      if (close (fd) == 0 && done == len && rename (tmp, dest) == 0)
-	ok_inform ("%s: cached '%s' as '%s'", what, src, dest);
-      else
-	unlink (tmp);
-    }
-  sigprocmask (SIG_SETMASK, &old_mask, NULL);
-  free (tmp);
+  if (data && mko_cache_put (dir, dest, data, len) == 0)
+    ok_inform ("%s: cached '%s' as '%s'", what, src, dest);
   free (data);
-}
-
-/* What the cache needs to know about the ptxas or nvlink in use, TOOL:
-   its --version output.  NULL when that cannot be run: then nothing is
-   cached.  */
-static char *
-tool_identity (const char *tool)
-{
-  const char *argv[] = { tool, "--version", NULL };
-  char *out = NULL;
-  struct ok_command cmd = { .argv = argv, .out = &out, .quiet = 1 };
-  if (ok_run_command (&cmd) != 0 || !out || !*out)
-    {
-      free (out);
-      return NULL;
-    }
-  return out;
 }
 
 /* The cache's size limit in bytes: OFFLOADKIT_CACHE_SIZE (a number of
@@ -478,32 +352,32 @@ make_units (const struct mko_ptx_aot *aot, size_t *nunits,
 }
 
 /* The hash of a unit's TEXT, once for all architectures.  */
-static struct hash128
+static struct mko_hash
 text_hash (const char *text)
 {
-  struct hash128 h;
-  hash_init (&h);
-  hash_str (&h, text);
+  struct mko_hash h;
+  mko_hash_init (&h);
+  mko_hash_str (&h, text);
   return h;
 }
 
 /* The cache key of a unit's text of hash TEXT for ptxas IDENT and GPU
    ("sm_90").  */
 static char *
-cache_key (const char *ident, const char *gpu, const struct hash128 *text)
+cache_key (const char *ident, const char *gpu, const struct mko_hash *text)
 {
   /* The key covers everything that makes ptxas' output what it is;
      "-c --gpu-name sm_NN" stands for the argument vector of
      mko_ptx_aot, file names aside.  */
-  struct hash128 h;
-  hash_init (&h);
-  hash_str (&h, "offloadkit ptxas cache 2");
-  hash_str (&h, ident);
-  hash_str (&h, "-c");
-  hash_str (&h, "--gpu-name");
-  hash_str (&h, gpu);
-  hash_bytes (&h, &text->h, sizeof text->h);
-  return hash_hex (&h);
+  struct mko_hash h;
+  mko_hash_init (&h);
+  mko_hash_str (&h, "offloadkit ptxas cache 2");
+  mko_hash_str (&h, ident);
+  mko_hash_str (&h, "-c");
+  mko_hash_str (&h, "--gpu-name");
+  mko_hash_str (&h, gpu);
+  mko_hash_bytes (&h, &text->h, sizeof text->h);
+  return mko_hash_hex (&h);
 }
 
 /* The cubin for WANT (an architecture of AOT, ARCH_OPT "-arch=sm_NN") of
@@ -517,15 +391,15 @@ link_cache_fetch (const char *dir, const char *link_ident,
 		  const struct ok_cuda_want *want, const char *cubin,
 		  char **path)
 {
-  struct hash128 h;
-  hash_init (&h);
-  hash_str (&h, "offloadkit nvlink cache 1");
-  hash_str (&h, link_ident);
-  hash_str (&h, "--suppress-stack-size-warning");
-  hash_str (&h, arch_opt);
+  struct mko_hash h;
+  mko_hash_init (&h);
+  mko_hash_str (&h, "offloadkit nvlink cache 1");
+  mko_hash_str (&h, link_ident);
+  mko_hash_str (&h, "--suppress-stack-size-warning");
+  mko_hash_str (&h, arch_opt);
   for (size_t u = 0; u < nunits; u++)
-    hash_str (&h, keys[u]);
-  char *hex = hash_hex (&h);
+    mko_hash_str (&h, keys[u]);
+  char *hex = mko_hash_hex (&h);
   *path = xasprintf ("%s/nvptx-link-%s.cubin", dir, hex);
   free (hex);
   size_t len;
@@ -577,21 +451,16 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
   char *dir = NULL, *ident = NULL, *link_ident = NULL;
   if (cache_limit (&limit) < 0)
     goto out;
-  if ((dir = cache_dir ()))
+  /* What the cache needs to know about the ptxas and nvlink in use:
+     their --version output.  When that cannot be had, nothing is
+     cached.  */
+  if (aot->cache_dir
+      && (dir = xstrdup (aot->cache_dir))
+      && (!(ident = mko_tool_answer (dir, aot->ptxas, "--version"))
+	  || !(link_ident = mko_tool_answer (dir, aot->nvlink, "--version"))))
     {
-      if (make_dirs (dir) < 0)
-	{
-	  ok_inform ("cannot use the cache directory '%s': %s", dir,
-		     strerror (errno));
-	  free (dir);
-	  dir = NULL;
-	}
-      else if (!(ident = tool_identity (aot->ptxas))
-	       || !(link_ident = tool_identity (aot->nvlink)))
-	{
-	  free (dir);
-	  dir = NULL;
-	}
+      free (dir);
+      dir = NULL;
     }
 
   /* Largest units first: with several jobs at a time, the longest ones
@@ -626,7 +495,7 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
     }
   if (dir)
     {
-      struct hash128 *texts = xcalloc (nunits ? nunits : 1, sizeof *texts);
+      struct mko_hash *texts = xcalloc (nunits ? nunits : 1, sizeof *texts);
       for (size_t u = 0; u < nunits; u++)
 	texts[u] = text_hash (units[u].text);
       for (size_t a = 0; a < narchs; a++)

@@ -23,14 +23,15 @@ struct mko_ptx_aot
   const unsigned char *own;
   size_t nmodules;
   const char *ptx;		/* The file they come from (messages).  */
+  /* The cache directory (cache.h's mko_cache_dir), or NULL for none.  */
+  const char *cache_dir;
 };
 
 /* Compile AOT's modules for each of its architectures, running the ptxas
    jobs concurrently (one per online CPU), and store the name of the
    linked cubin for AOT->archs[I] in CUBINS[I].  Library modules (those
-   not AOT->own) are taken from, or stored in, a
-   cache directory ($OFFLOADKIT_CACHE_DIR, else $XDG_CACHE_HOME/offloadkit,
-   else ~/.cache/offloadkit; OFFLOADKIT_CACHE_DIR set empty turns it off).
+   not AOT->own) are taken from, or stored in, the
+   cache directory AOT->cache_dir, when there is one.
    The objects and cubins the tools write, and the cache entries, are
    checked before they are used: a damaged cache entry is removed and
    compiled again; a tool that exits with status 0 but leaves an unusable

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cache.h"
 #include "diag.h"
 #include "file-io.h"
 #include "program-search.h"
@@ -25,6 +26,7 @@
 #include "ptx-tables.h"
 #include "run-command.h"
 #include "tempfile.h"
+#include "tool-answers.h"
 
 static int nvptx_build (struct mko_ctx *ctx);
 static int nvptx_option (struct mko_ctx *ctx, const char *arg);
@@ -208,21 +210,17 @@ collect_maps (struct mko_ctx *ctx, const char *ptx, const char *module,
 
 /* The plain sm_NN architectures PTXAS accepts for --gpu-name, from the
    "Allowed values" of its --help (letter-suffixed variants such as sm_90a
-   are skipped: they accept only PTX written for them).  Return how many
+   are skipped: they accept only PTX written for them), asked through the
+   cache directory CACHE (tool-answers.h).  Return how many
    were stored in ARCHS (at most MAX); 0 when that cannot be found out.  */
 static size_t
-ptxas_archs (const char *ptxas, int *archs, size_t max)
+ptxas_archs (const char *cache, const char *ptxas, int *archs, size_t max)
 {
-  const char *argv[] = { ptxas, "--help", NULL };
-  char *out = NULL;
-  struct ok_command cmd = { .argv = argv, .out = &out, .quiet = 1 };
+  char *out = mko_tool_answer (cache, ptxas, "--help");
   size_t n = 0;
 
-  if (ok_run_command (&cmd) != 0 || !out)
-    {
-      free (out);
-      return 0;
-    }
+  if (!out)
+    return 0;
   const char *p = strstr (out, "--gpu-name");
   p = p ? strstr (p, "Allowed values") : NULL;
   const char *end = p ? strstr (p, "Default value") : NULL;
@@ -648,8 +646,9 @@ build_images (struct mko_ctx *ctx, struct dims_list *dims)
       return 0;
     }
 
+  char *cache = mko_cache_dir ();
   int accepted[128];
-  size_t naccepted = ptxas_archs (ptxas, accepted,
+  size_t naccepted = ptxas_archs (cache, ptxas, accepted,
 				  sizeof accepted / sizeof *accepted);
   int min_sm = 0;
   for (size_t i = 0; i < mods.n; i++)
@@ -684,7 +683,7 @@ build_images (struct mko_ctx *ctx, struct dims_list *dims)
 	.ptxas = ptxas, .nvlink = nvlink,
 	.archs = archs, .narchs = narchs,
 	.modules = (char *const *) mods.v, .own = own, .nmodules = mods.n,
-	.ptx = ptx,
+	.ptx = ptx, .cache_dir = cache,
       };
       const char *cubins[32];
       if (mko_ptx_aot (ctx, &aot, cubins) < 0)
@@ -697,6 +696,7 @@ build_images (struct mko_ctx *ctx, struct dims_list *dims)
     return -1;
   free (ptxas);
   free (nvlink);
+  free (cache);
   if (tables)
     free ((char *) mods.v[mods.n - 1]);
   free (mods.v);

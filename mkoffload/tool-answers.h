@@ -1,0 +1,25 @@
+/* What ptxas and nvlink say about themselves (ptxas --help: the
+   architectures it takes; ptxas --version and nvlink --version: what the
+   cache keys hold), asked once per tool rather than on every link.
+
+   Each start of ptxas, a 40 MB static program, costs tens of
+   milliseconds, most of them in the kernel; a link whose cubins all come
+   from the cache starts no other CUDA tool, so these questions were most
+   of what such a link spent beyond GCC's own work.  The answers are kept
+   in mkoffload's cache directory (cache.h), named by the question and the
+   identity of the tool's file: its path, device, inode, size, and
+   modification and status-change times.  Another toolkit, or the same
+   one installed again, is another file and is asked again; the
+   status-change time cannot be set back by hand.  */
+
+#ifndef OFFLOADKIT_MKOFFLOAD_TOOL_ANSWERS_H
+#define OFFLOADKIT_MKOFFLOAD_TOOL_ANSWERS_H
+
+/* The standard output of TOOL run with the one argument ARG, when it
+   exits with status 0 and prints something (malloc'd, NUL-terminated);
+   NULL when it does not, or cannot be run (nothing is reported: the
+   callers do without).  Taken from, or stored in, the cache directory
+   DIR when DIR is not NULL; only answers of successful runs are kept.  */
+char *mko_tool_answer (const char *dir, const char *tool, const char *arg);
+
+#endif /* OFFLOADKIT_MKOFFLOAD_TOOL_ANSWERS_H */
