@@ -20,6 +20,12 @@
 # Usage: check-libgomp.sh --srcdir DIR --objdir DIR --topbuild DIR
 #          [--jobs N] [--timeout S] [--tarball FILE] [--filter REGEX]
 #          [--keep] [--device] [--models openmp,openacc]
+#          [--baseline failures|all]
+#
+# --baseline failures (the default): ours runs first, the baseline only
+#   where ours does not pass (only there does it decide anything: a
+#   regression is a test the baseline passes and ours does not); it is
+#   SKIPPED elsewhere.  --baseline all runs both everywhere.
 #
 # Split mode, to compile here and run on another machine (a GPU machine
 # without GCC: doc/gpu-runs.md):
@@ -146,8 +152,23 @@ exec_pipeline () {
 # $1: base|ours.  Prints the status word: FAIL:compile, or
 # exec_pipeline's.
 run_pipeline () {
-  compile_pipeline "$1" || { echo FAIL:compile; return; }
-  exec_pipeline "$1" "$(pwd)/$1/a.out" "$(pwd)"
+  # Where the time goes, for the summary: ms compiling, ms running.
+  t0=$(now_ms)
+  if compile_pipeline "$1"; then
+    t1=$(now_ms)
+    exec_pipeline "$1" "$(pwd)/$1/a.out" "$(pwd)"
+    t2=$(now_ms)
+  else
+    t1=$(now_ms) t2=$t1
+    echo FAIL:compile
+  fi
+  printf '%s\t%s\t%s\t%s\n' "$1" $((t1 - t0)) $((t2 - t1)) "$ID" >> times
+}
+
+# Milliseconds since the epoch (GNU date; 0 where %N is not known).
+now_ms () {
+  ms=$(date +%s%3N 2>/dev/null)
+  case $ms in *[!0-9]*|'') echo 0;; *) echo "$ms";; esac
 }
 
 # Write the job's result line; $1 its directory for results.
@@ -175,6 +196,14 @@ run_pipelines () {
   elif [ "$OURS_SKIP" = 1 ]; then
     # Only for a machine without an offload device: not compared.
     base=HOST-ONLY ours=HOST-ONLY
+  elif [ "${CLG_BASELINE:-all}" = failures ]; then
+    # The baseline decides only whether a failure of ours is a
+    # regression: where ours passes, it is not run (SKIPPED).
+    ours=$($1 ours)
+    case $ours in
+      PASS|XPASS) base=SKIPPED;;
+      *) base=$($1 base);;
+    esac
   else
     base=$($1 base)
     ours=$($1 ours)
@@ -194,7 +223,7 @@ run_job () {
   if [ "${CLG_KEEP:-0}" != 1 ]; then
     for w in base ours; do
       rm -f "$w/a.out" "$w"/*.o
-      [ "$base$ours" = PASSPASS ] && rm -rf "$w"
+      case $base$ours in PASSPASS|SKIPPEDPASS) rm -rf "$w";; esac
     done
   fi
   exit 0
@@ -308,6 +337,7 @@ summarize () {
     next
   }
   { run++ }
+  $1 == "SKIPPED" { skipped++ }
   $1 == "PASS" && !bx { bp++ }
   $2 == "PASS" && !ox { op++ }
   $1 == "PASS" && $2 ~ /^XFAIL/ {
@@ -320,7 +350,7 @@ summarize () {
     if ($3 in known) { xf[++nxf] = $3 " (" $2 "): " known[$3]; next }
     reg[++nr] = $3 " (" $2 ")"
   }
-  $1 != "PASS" && $2 == "PASS" { better[++nb] = $3 " (baseline " $1 ")" }
+  $1 != "PASS" && $1 != "SKIPPED" && $2 == "PASS" { better[++nb] = $3 " (baseline " $1 ")" }
   $2 == "PASS" && !ox && ($3 in known) { xp[++nxp] = $3 }
   $1 != "PASS" && $2 != "PASS" { both[++nboth] = $3 " (baseline " $1 ", ours " $2 ")" }
   END {
@@ -346,7 +376,8 @@ summarize () {
       print_list("check-libgomp: tests that fail in both:", both, nboth)
     print_list("check-libgomp: device-only tests (need a device with separate memory; ours only, not counted above) that fail with ours:", devf, ndf)
     printf "\ncheck-libgomp: device-only tests: %d run with ours, %d passed\n", dev, devp
-    printf "check-libgomp: %d tests (%d run on both, %d device-only, %d host-only, %d unsupported): baseline passed %d, ours passed %d, regressions %d, known limits %d (%d s)\n", n, run, dev, hostonly, uns, bp, op, nr, nxf, secs
+    if (skipped) printf "check-libgomp: the baseline was run only where ours did not pass (--baseline failures): %d of the %d tests run with ours\n", run - skipped, run
+    printf "check-libgomp: %d tests (%d %s, %d device-only, %d host-only, %d unsupported): baseline passed %d%s, ours passed %d, regressions %d, known limits %d (%d s)\n", n, run, skipped ? "compared" : "run on both", dev, hostonly, uns, bp, skipped ? sprintf (" of %d run", run - skipped) : "", op, nr, nxf, secs
     if (accrun) printf "check-libgomp: OpenACC: %d instances run with ours, %d passed (%.1f%%); %d more failed as the tests expect it (dg-xfail): %d as expected (%.1f%%)%s\n", accrun, accpass, 100 * accpass / accrun, accxfail, accpass + accxfail, 100 * (accpass + accxfail) / accrun, accxpass ? sprintf ("; %d more matched output the tests expect to miss (XPASS, not counted)", accxpass) : ""
     if (notrun) printf "check-libgomp: %d tests NOT RUN: the --deadline passed\n", notrun
     exit (nr > 0 || nxp > 0 || nxpass > 0 || n != total || notrun) ? 1 : 0
@@ -356,6 +387,7 @@ summarize () {
 # ------------------------------------------------------------ driver
 
 srcdir= objdir= topbuild= jobs=2 timeout=60 filter= keep=0 device=0
+baseline=failures
 models=openmp,openacc
 compile_only= run_only= results= base_libdir= ours_libdir= emulate= known=
 tclsh_prog=tclsh deadline=
@@ -371,6 +403,7 @@ while [ $# -gt 0 ]; do
     --filter) filter=$2; shift 2;;
     --models) models=$2; shift 2;;
     --keep) keep=1; shift;;
+    --baseline) baseline=$2; shift 2;;
     --device) device=1; shift;;
     --compile-only) compile_only=$2; shift 2;;
     --run-only) run_only=$2; shift 2;;
@@ -386,6 +419,10 @@ while [ $# -gt 0 ]; do
 done
 
 die () { echo "check-libgomp: error: $*" >&2; exit 2; }
+case $baseline in
+  all|failures) ;;
+  *) die "--baseline takes all or failures, not '$baseline'";;
+esac
 
 [ -n "$srcdir" ] || srcdir=$(dirname "$0")
 srcdir=$(cd "$srcdir" && pwd) || exit 2
@@ -591,6 +628,7 @@ CLG_TIMEOUT=$timeout
 CLG_COMPILE_TIMEOUT=$((timeout * 5))
 CLG_TCL=$srcdir/check-libgomp.tcl
 CLG_KEEP=$keep
+CLG_BASELINE=$baseline
 # Name the plugin: the build's plugin directory has our gcn plugin too, and
 # a plain count would give it an emulated device without these programs'
 # images (libgomp counts the devices of every plugin it loads).
@@ -611,7 +649,7 @@ if [ -z "${OFFLOADKIT_CACHE_DIR+set}" ]; then
 fi
 export CLG_NOPTXAS_PATH CLG_BASE_LD_PATH CLG_OURS_LD_PATH CLG_STAGE \
   CLG_TIMEOUT CLG_COMPILE_TIMEOUT CLG_TCL CLG_KEEP CLG_OURS_EMULATE \
-  CLG_TCLSH CLG_PEAK_RSS
+  CLG_TCLSH CLG_PEAK_RSS CLG_BASELINE
 
 total=$(wc -l < "$work/joblist")
 
@@ -660,6 +698,22 @@ if [ -s "$work/peak-rss.tsv" ]; then
       printf "check-libgomp: peak memory of a link'"'"'s largest process: ours %s (%s), baseline %s (%s); ours over 1 GiB: %d%s\n",
         show(omax), oid, show(bmax), bid, n, over
     }' "$work/peak-rss.tsv"
+fi
+# Where the time went: each pipeline's compiles and runs added up, and the
+# slowest test instances (CPU-bound work, two or more at a time).
+cat "$work"/jobs/*/times > "$work/times.tsv" 2>/dev/null
+if [ -s "$work/times.tsv" ]; then
+  awk -F '\t' -v bytest="$work/times-by-test.tsv" '
+    { c[$1] += $2; r[$1] += $3; n[$1]++; t[$4] += $2 + $3 }
+    END {
+      for (w in c)
+        printf "check-libgomp: time of %s: %d compiles %.0f s, runs %.0f s\n",
+          w == "base" ? "the baseline" : "ours", n[w], c[w] / 1000, r[w] / 1000
+      for (id in t) printf "%d\t%s\n", t[id], id > bytest
+    }' "$work/times.tsv"
+  echo "check-libgomp: the slowest test instances (compiles and runs of both pipelines):"
+  sort -rn "$work/times-by-test.tsv" | head -n 5 \
+    | awk -F '\t' '{ printf "  %6.1f s  %s\n", $1 / 1000, $2 }'
 fi
 # Results also go to OBJDIR/check-libgomp.sum in DejaGnu's format, which
 # CI adds up with the other .sum files.
