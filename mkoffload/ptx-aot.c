@@ -43,8 +43,8 @@
 #include <fcntl.h>
 #include <sys/time.h>
 
-#include "diag.h"
 #include "cache.h"
+#include "diag.h"
 #include "elf-check.h"
 #include "file-io.h"
 #include "ptx-aot.h"
