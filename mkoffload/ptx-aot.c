@@ -31,7 +31,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,7 +50,6 @@
 #include "ptx-prune.h"
 #include "ptx-split.h"
 #include "run-command.h"
-#include "tempfile.h"
 #include "tool-answers.h"
 
 /* ---- The cache.  ---------------------------------------------------- */

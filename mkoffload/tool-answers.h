@@ -3,9 +3,9 @@
    cache keys hold), asked once per tool rather than on every link.
 
    Each start of ptxas, a 40 MB static program, costs tens of
-   milliseconds, most of them in the kernel; a link whose cubins all come
-   from the cache starts no other CUDA tool, so these questions were most
-   of what such a link spent beyond GCC's own work.  The answers are kept
+   milliseconds, about half of them in the kernel; a link whose cubins
+   all come from the cache starts no other CUDA tool, so these questions
+   were a large part of what such a link spent beyond GCC's own work.  The answers are kept
    in mkoffload's cache directory (cache.h), named by the question and the
    identity of the tool's file: its path, device, inode, size, and
    modification and status-change times.  Another toolkit, or the same
