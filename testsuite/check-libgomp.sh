@@ -54,6 +54,10 @@ set -u
 
 # ------------------------------------------------------------ one test
 
+# A job starts no process it can do without: on a slow machine a process
+# start costs a few milliseconds of CPU, as much as a small test's run,
+# and the compiler's dozen per test are the work itself.
+
 # Compile pipeline $1 (base|ours) of the job in the current directory into
 # $1/a.out, log in $1/compile.log.  Returns 0 when it built.
 compile_pipeline () {
@@ -64,8 +68,8 @@ compile_pipeline () {
   # The peak memory of the link's largest process, in KiB, goes to
   # $which/peak-rss (when the measuring tool is there).
   if [ "$which" = base ]; then
-    ( cd "$which" && env PATH="$CLG_NOPTXAS_PATH" $CLG_PEAK_RSS \
-      timeout -k 5 "$CLG_COMPILE_TIMEOUT" \
+    ( cd "$which" && PATH=$CLG_NOPTXAS_PATH && export PATH &&
+      $CLG_PEAK_RSS timeout -k 5 "$CLG_COMPILE_TIMEOUT" \
       $DRIVER $BASE_MODEL $CLG_INCLUDE $BASE_OPTS $SRCS \
       $LIBS -o a.out > compile.log 2>&1 < /dev/null )
   else
@@ -80,7 +84,7 @@ compile_pipeline () {
 
 # Run EXE ($2) as pipeline $1 (base|ours) in directory $1 (created) of the
 # current directory, with the job's environment for it; $3 is the job's
-# directory (for output-base.re or output-ours.re).  Prints the status
+# directory (for output-base.re or output-ours.re).  Sets st to the status
 # word: PASS, FAIL:run, FAIL:output, FAIL:timeout; where the output test
 # is expected to fail (a dg-output marked xfail), XPASS for output that
 # matches and XFAIL(FAIL:output) for output that does not.
@@ -94,81 +98,101 @@ exec_pipeline () {
     ENVS=$OURS_ENVS SHOULDFAIL=$OURS_SHOULDFAIL
     OUTPUT_XFAIL=${OURS_OUTPUT_XFAIL:-0}
   fi
-  mkdir -p "$which" && cd "$which" || { echo FAIL:setup; return; }
+  { [ -d "$which" ] || mkdir -p "$which"; } && cd "$which" ||
+    { st=FAIL:setup; return; }
   # DejaGnu runs the tests on a terminal, where libgfortran writes each
   # line at once; into run.log it would hold them until exit, after
   # libgomp's messages, which the tests' dg-output expects after them.
   ENVS="GFORTRAN_UNBUFFERED_PRECONNECTED=y $ENVS"
   set -f
+  # The environment is set in a subshell (no env program to start).  The
+  # shell's own word for a program a signal ended ("Aborted") goes to its
+  # standard error, here set aside: the status says it, and it is no
+  # output of the program's.
+  exec 9>&2 2> /dev/null
   if [ "$which" = base ]; then
     # GCC's gcn plugin (libgomp 14 and later) stops every program with
     # "GCN fatal error: Run-time could not be initialized" where the HSA
     # runtime is installed but no AMD GPU: the baseline runs as on a
     # machine without that runtime, where the plugin offers no device.
-    env -u OFFLOADKIT_EMULATE -u OMP_TARGET_OFFLOAD \
-      HSA_RUNTIME_LIB=/nonexistent/libhsa-runtime64.so.1 \
-      LD_LIBRARY_PATH="$CLG_BASE_LD_PATH" $ENVS \
-      timeout -k 5 "$CLG_TIMEOUT" "$exe" > run.log 2>&1 < /dev/null
+    ( unset OFFLOADKIT_EMULATE OMP_TARGET_OFFLOAD
+      HSA_RUNTIME_LIB=/nonexistent/libhsa-runtime64.so.1
+      LD_LIBRARY_PATH=$CLG_BASE_LD_PATH
+      export HSA_RUNTIME_LIB LD_LIBRARY_PATH $ENVS
+      exec timeout -k 5 "$CLG_TIMEOUT" "$exe" ) > run.log 2>&1 < /dev/null
     rrc=$?
   elif [ -n "$CLG_OURS_EMULATE" ]; then
-    env -u OMP_TARGET_OFFLOAD \
-      LD_LIBRARY_PATH="$CLG_OURS_LD_PATH" \
-      OFFLOADKIT_EMULATE="$CLG_OURS_EMULATE" $ENVS \
-      timeout -k 5 "$CLG_TIMEOUT" "$exe" > run.log 2>&1 < /dev/null
+    ( unset OMP_TARGET_OFFLOAD
+      LD_LIBRARY_PATH=$CLG_OURS_LD_PATH OFFLOADKIT_EMULATE=$CLG_OURS_EMULATE
+      export LD_LIBRARY_PATH OFFLOADKIT_EMULATE $ENVS
+      exec timeout -k 5 "$CLG_TIMEOUT" "$exe" ) > run.log 2>&1 < /dev/null
     rrc=$?
   else
-    env -u OFFLOADKIT_EMULATE -u OMP_TARGET_OFFLOAD \
-      LD_LIBRARY_PATH="$CLG_OURS_LD_PATH" $ENVS \
-      timeout -k 5 "$CLG_TIMEOUT" "$exe" > run.log 2>&1 < /dev/null
+    ( unset OFFLOADKIT_EMULATE OMP_TARGET_OFFLOAD
+      LD_LIBRARY_PATH=$CLG_OURS_LD_PATH
+      export LD_LIBRARY_PATH $ENVS
+      exec timeout -k 5 "$CLG_TIMEOUT" "$exe" ) > run.log 2>&1 < /dev/null
     rrc=$?
   fi
+  exec 2>&9 9>&-
   set +f
   # Beside the output, not in it: dg-output patterns may end with $.
   echo "exit status $rrc" > run.status
   cd ..
   if [ $rrc -eq 124 ] || [ $rrc -eq 137 ]; then
-    echo FAIL:timeout; return
+    st=FAIL:timeout; return
   fi
   if [ "$SHOULDFAIL" = 1 ]; then
     # Must fail by itself (abort or non-zero exit), not by timeout.
-    [ $rrc -ne 0 ] || { echo FAIL:run; return; }
+    [ $rrc -ne 0 ] || { st=FAIL:run; return; }
   else
-    [ $rrc -eq 0 ] || { echo FAIL:run; return; }
+    [ $rrc -eq 0 ] || { st=FAIL:run; return; }
   fi
   if [ -f "$jd/output-$which.re" ]; then
     if $CLG_TCLSH "$CLG_TCL" match "$jd/output-$which.re" "$which/run.log"
     then
       # Output that a pattern marked xfail expects to be missing is there.
-      [ "$OUTPUT_XFAIL" = 1 ] && { echo XPASS; return; }
+      [ "$OUTPUT_XFAIL" = 1 ] && { st=XPASS; return; }
     else
-      [ "$OUTPUT_XFAIL" = 1 ] && { echo "XFAIL(FAIL:output)"; return; }
-      echo FAIL:output; return
+      [ "$OUTPUT_XFAIL" = 1 ] && { st="XFAIL(FAIL:output)"; return; }
+      st=FAIL:output; return
     fi
   fi
-  echo PASS
+  st=PASS
 }
 
 # Compile and run one pipeline of the job in the current directory.
-# $1: base|ours.  Prints the status word: FAIL:compile, or
+# $1: base|ours.  Sets st to the status word: FAIL:compile, or
 # exec_pipeline's.
 run_pipeline () {
   # Where the time goes, for the summary: ms compiling, ms running.
-  t0=$(now_ms)
+  now_ms t0
   if compile_pipeline "$1"; then
-    t1=$(now_ms)
-    exec_pipeline "$1" "$(pwd)/$1/a.out" "$(pwd)"
-    t2=$(now_ms)
+    now_ms t1
+    exec_pipeline "$1" "$PWD/$1/a.out" "$PWD"
+    now_ms t2
   else
-    t1=$(now_ms) t2=$t1
-    echo FAIL:compile
+    now_ms t1
+    t2=$t1
+    st=FAIL:compile
   fi
   printf '%s\t%s\t%s\t%s\n' "$1" $((t1 - t0)) $((t2 - t1)) "$ID" >> times
 }
 
-# Milliseconds since the epoch (GNU date; 0 where %N is not known).
+# Set the variable named $1 to a time in milliseconds: since boot, from
+# /proc/uptime (read without starting a process; to 10 ms), else since
+# the epoch (GNU date); 0 where neither is known.
 now_ms () {
-  ms=$(date +%s%3N 2>/dev/null)
-  case $ms in *[!0-9]*|'') echo 0;; *) echo "$ms";; esac
+  _ms=
+  if { read -r _ms _ < /proc/uptime; } 2> /dev/null; then
+    case $_ms in
+      [1-9]*.[0-9][0-9]) _ms=${_ms%.*}${_ms#*.}0;;
+      *) _ms=;;
+    esac
+  fi
+  [ -n "$_ms" ] || _ms=$(date +%s%3N 2> /dev/null)
+  case $_ms in *[!0-9]*|'') _ms=0;; esac
+  eval "$1=\$_ms"
 }
 
 # Write the job's result line; $1 its directory for results.
@@ -185,28 +209,28 @@ finish_job () {
 }
 
 # Set base and ours for the job sourced: $1 runs one of its pipelines
-# ($1 base|ours) and prints its status word.
+# ($1 base|ours) and sets st to its status word.
 run_pipelines () {
   if [ -n "$UNSUPPORTED" ]; then
     base=UNSUPPORTED ours=UNSUPPORTED
   elif [ "$BASE_SKIP" = 1 ]; then
     # Needs a device with separate memory: ours only (DEVICE-ONLY).
     base=DEVICE-ONLY
-    ours=$($1 ours)
+    $1 ours; ours=$st
   elif [ "$OURS_SKIP" = 1 ]; then
     # Only for a machine without an offload device: not compared.
     base=HOST-ONLY ours=HOST-ONLY
   elif [ "${CLG_BASELINE:-all}" = failures ]; then
     # The baseline decides only whether a failure of ours is a
     # regression: where ours passes, it is not run (SKIPPED).
-    ours=$($1 ours)
+    $1 ours; ours=$st
     case $ours in
       PASS|XPASS) base=SKIPPED;;
-      *) base=$($1 base);;
+      *) $1 base; base=$st;;
     esac
   else
-    base=$($1 base)
-    ours=$($1 ours)
+    $1 base; base=$st
+    $1 ours; ours=$st
   fi
 }
 
@@ -217,14 +241,15 @@ run_job () {
   run_pipelines run_pipeline
   finish_job .
   # The links' peak memory (KiB; - when not measured), for the summary.
-  printf '%s\t%s\t%s\n' "$(cat base/peak-rss 2>/dev/null || echo -)" \
-    "$(cat ours/peak-rss 2>/dev/null || echo -)" "$ID" > peak
-  # Keep the logs of failures only.
+  { read -r pb < base/peak-rss; } 2> /dev/null || pb=-
+  { read -r po < ours/peak-rss; } 2> /dev/null || po=-
+  printf '%s\t%s\t%s\n' "${pb:--}" "${po:--}" "$ID" > peak
+  # Keep the logs of failures only (one rm for all).
   if [ "${CLG_KEEP:-0}" != 1 ]; then
-    for w in base ours; do
-      rm -f "$w/a.out" "$w"/*.o
-      case $base$ours in PASSPASS|SKIPPEDPASS) rm -rf "$w";; esac
-    done
+    case $base$ours in
+      PASSPASS|SKIPPEDPASS) rm -rf base ours;;
+      *) rm -f base/a.out base/*.o ours/a.out ours/*.o;;
+    esac
   fi
   exit 0
 }
@@ -268,10 +293,10 @@ run_kit_job () {
     exit 0
   fi
   kit_pipeline () {
-    st=$(cat "$jd/$1/status" 2>/dev/null || echo FAIL:missing)
+    { read -r st < "$jd/$1/status"; } 2> /dev/null || st=FAIL:missing
     case $st in
       BUILT) exec_pipeline "$1" "$jd/$1/a.out" "$jd";;
-      *) echo "$st";;
+      '') st=FAIL:missing;;
     esac
   }
   run_pipelines kit_pipeline
