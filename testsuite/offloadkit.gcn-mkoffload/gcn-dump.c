@@ -28,7 +28,6 @@
 
 #include <errno.h>
 #include <stdbool.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,7 +93,6 @@ dump_damaged (const char *file, unsigned char *buf, size_t size, size_t off,
   print_code_object (file, &co);
   return 0;
 }
-
 
 /* The --damage line of CHANGE (OFFSET:BYTE) to FILE's SIZE bytes at
    BUF: dump_damaged run in a child whose output comes back through a
