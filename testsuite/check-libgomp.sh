@@ -110,30 +110,25 @@ exec_pipeline () {
   # standard error, here set aside: the status says it, and it is no
   # output of the program's.
   exec 9>&2 2> /dev/null
-  if [ "$which" = base ]; then
-    # GCC's gcn plugin (libgomp 14 and later) stops every program with
-    # "GCN fatal error: Run-time could not be initialized" where the HSA
-    # runtime is installed but no AMD GPU: the baseline runs as on a
-    # machine without that runtime, where the plugin offers no device.
-    ( unset OFFLOADKIT_EMULATE OMP_TARGET_OFFLOAD
+  ( unset OFFLOADKIT_EMULATE OMP_TARGET_OFFLOAD
+    if [ "$which" = base ]; then
+      # GCC's gcn plugin (libgomp 14 and later) stops every program with
+      # "GCN fatal error: Run-time could not be initialized" where the HSA
+      # runtime is installed but no AMD GPU: the baseline runs as on a
+      # machine without that runtime, where the plugin offers no device.
       HSA_RUNTIME_LIB=/nonexistent/libhsa-runtime64.so.1
       LD_LIBRARY_PATH=$CLG_BASE_LD_PATH
-      export HSA_RUNTIME_LIB LD_LIBRARY_PATH $ENVS
-      exec timeout -k 5 "$CLG_TIMEOUT" "$exe" ) > run.log 2>&1 < /dev/null
-    rrc=$?
-  elif [ -n "$CLG_OURS_EMULATE" ]; then
-    ( unset OMP_TARGET_OFFLOAD
-      LD_LIBRARY_PATH=$CLG_OURS_LD_PATH OFFLOADKIT_EMULATE=$CLG_OURS_EMULATE
-      export LD_LIBRARY_PATH OFFLOADKIT_EMULATE $ENVS
-      exec timeout -k 5 "$CLG_TIMEOUT" "$exe" ) > run.log 2>&1 < /dev/null
-    rrc=$?
-  else
-    ( unset OFFLOADKIT_EMULATE OMP_TARGET_OFFLOAD
+      export HSA_RUNTIME_LIB
+    else
       LD_LIBRARY_PATH=$CLG_OURS_LD_PATH
-      export LD_LIBRARY_PATH $ENVS
-      exec timeout -k 5 "$CLG_TIMEOUT" "$exe" ) > run.log 2>&1 < /dev/null
-    rrc=$?
-  fi
+      if [ -n "$CLG_OURS_EMULATE" ]; then
+        OFFLOADKIT_EMULATE=$CLG_OURS_EMULATE
+        export OFFLOADKIT_EMULATE
+      fi
+    fi
+    export LD_LIBRARY_PATH $ENVS
+    exec timeout -k 5 "$CLG_TIMEOUT" "$exe" ) > run.log 2>&1 < /dev/null
+  rrc=$?
   exec 2>&9 9>&-
   set +f
   # Beside the output, not in it: dg-output patterns may end with $.
