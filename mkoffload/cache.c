@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +91,34 @@ mko_cache_dir (void)
       dir = NULL;
     }
   return dir;
+}
+
+int
+mko_cache_limit (uint64_t *limit)
+{
+  const char *v = getenv ("OFFLOADKIT_CACHE_SIZE");
+  *limit = (uint64_t) 256 << 20;
+  if (!v || !*v)
+    return 0;
+  char *end;
+  errno = 0;
+  unsigned long long n = strtoull (v, &end, 10);
+  unsigned shift = 0;
+  switch (*end)
+    {
+    case 'K': shift = 10; end++; break;
+    case 'M': shift = 20; end++; break;
+    case 'G': shift = 30; end++; break;
+    default: break;
+    }
+  if (errno || end == v || *end || v[0] == '-' || n > (UINT64_MAX >> shift))
+    {
+      ok_error ("OFFLOADKIT_CACHE_SIZE: expected a size such as 256M (a"
+		" number of bytes, or with K, M or G), found '%s'", v);
+      return -1;
+    }
+  *limit = (uint64_t) n << shift;
+  return 0;
 }
 
 int

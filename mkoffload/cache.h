@@ -11,6 +11,7 @@
 #define OFFLOADKIT_MKOFFLOAD_CACHE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* 128-bit FNV-1a: not cryptographic, but the inputs are the user's own
    compilers and files, and 128 bits make an accidental collision
@@ -34,6 +35,13 @@ char *mko_hash_hex (const struct mko_hash *h);
    (OFFLOADKIT_CACHE_DIR set empty), when there is no home for it, or
    when it cannot be created (said under -v).  */
 char *mko_cache_dir (void);
+
+/* The size the cache is kept under, in bytes: OFFLOADKIT_CACHE_SIZE (a
+   number of bytes, or of KiB, MiB or GiB with the suffix K, M or G),
+   else 256 MiB.  Return 0, or -1 after reporting one error for a
+   malformed value.  Read before the cache is first written to, so that
+   a link that fails on it leaves nothing there.  */
+int mko_cache_limit (uint64_t *limit);
 
 /* Store the LEN bytes of DATA as the entry DEST of the cache directory
    DIR, atomically.  The cleanup signals wait meanwhile: the temporary

@@ -120,37 +120,6 @@ cache_store (const char *src, const char *dir, const char *dest,
   free (data);
 }
 
-/* The cache's size limit in bytes: OFFLOADKIT_CACHE_SIZE (a number of
-   bytes, or of KiB, MiB or GiB with the suffix K, M or G), else 256 MiB.
-   Return 0, or -1 after reporting one error for a malformed value.  */
-static int
-cache_limit (uint64_t *limit)
-{
-  const char *v = getenv ("OFFLOADKIT_CACHE_SIZE");
-  *limit = (uint64_t) 256 << 20;
-  if (!v || !*v)
-    return 0;
-  char *end;
-  errno = 0;
-  unsigned long long n = strtoull (v, &end, 10);
-  unsigned shift = 0;
-  switch (*end)
-    {
-    case 'K': shift = 10; end++; break;
-    case 'M': shift = 20; end++; break;
-    case 'G': shift = 30; end++; break;
-    default: break;
-    }
-  if (errno || end == v || *end || v[0] == '-' || n > (UINT64_MAX >> shift))
-    {
-      ok_error ("OFFLOADKIT_CACHE_SIZE: expected a size such as 256M (a"
-		" number of bytes, or with K, M or G), found '%s'", v);
-      return -1;
-    }
-  *limit = (uint64_t) n << shift;
-  return 0;
-}
-
 /* One entry of the cache, for trimming.  */
 struct cache_entry
 {
@@ -437,7 +406,6 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
   char **keys = xcalloc (nunits * narchs, sizeof *keys);
   size_t njobs = 0;
   int rc = -1;
-  uint64_t limit;
   unsigned tools = tool_jobs ();
   size_t *order = NULL, *sizes = NULL;
   struct ok_cuda_want *wants = NULL;
@@ -447,8 +415,6 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
 
   /* The cache.  */
   char *dir = NULL, *ident = NULL, *link_ident = NULL;
-  if (cache_limit (&limit) < 0)
-    goto out;
   /* What the cache needs to know about the ptxas and nvlink in use:
      their --version output.  When that cannot be had, nothing is
      cached.  */
@@ -661,7 +627,7 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
 	stored = 1;
       }
   if (stored)
-    cache_trim (dir, limit);
+    cache_trim (dir, aot->cache_limit);
   rc = 0;
  out:
   /* The strings stay: some are registered temporary file names.  */

@@ -7,6 +7,7 @@
 #define OFFLOADKIT_PTX_AOT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "mkoffload.h"
 
@@ -25,6 +26,8 @@ struct mko_ptx_aot
   const char *ptx;		/* The file they come from (messages).  */
   /* The cache directory (cache.h's mko_cache_dir), or NULL for none.  */
   const char *cache_dir;
+  /* The size to keep it under (cache.h's mko_cache_limit).  */
+  uint64_t cache_limit;
 };
 
 /* Compile AOT's modules for each of its architectures, running the ptxas

@@ -49,9 +49,11 @@ const struct mko_target mko_target = {
 "                          set it empty for PTX only, unchecked)\n"
 "  OFFLOADKIT_NVLINK       nvlink to use (default: next to ptxas)\n"
 "  OFFLOADKIT_NVPTX_SASS   as -msass=LIST, which wins over it\n"
-"  OFFLOADKIT_CACHE_DIR    cache of compiled library modules (default\n"
+"  OFFLOADKIT_CACHE_DIR    cache of compiled modules and cubins (default\n"
 "                          $XDG_CACHE_HOME/offloadkit or ~/.cache/offloadkit;\n"
-"                          set it empty to turn the cache off)\n",
+"                          set it empty to turn the cache off)\n"
+"  OFFLOADKIT_CACHE_SIZE   size to keep the cache under, such as 512M or 2G\n"
+"                          (default 256M)\n",
 };
 
 /* The value of the last -msass= option, or NULL.  */
@@ -646,6 +648,9 @@ build_images (struct mko_ctx *ctx, struct dims_list *dims)
       return 0;
     }
 
+  uint64_t cache_limit;
+  if (mko_cache_limit (&cache_limit) < 0)
+    return -1;
   char *cache = mko_cache_dir ();
   int accepted[128];
   size_t naccepted = ptxas_archs (cache, ptxas, accepted,
@@ -683,7 +688,7 @@ build_images (struct mko_ctx *ctx, struct dims_list *dims)
 	.ptxas = ptxas, .nvlink = nvlink,
 	.archs = archs, .narchs = narchs,
 	.modules = (char *const *) mods.v, .own = own, .nmodules = mods.n,
-	.ptx = ptx, .cache_dir = cache,
+	.ptx = ptx, .cache_dir = cache, .cache_limit = cache_limit,
       };
       const char *cubins[32];
       if (mko_ptx_aot (ctx, &aot, cubins) < 0)
