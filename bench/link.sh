@@ -445,7 +445,8 @@ for name in $(echo "$programs" | tr , ' '); do
   else
     # The library modules alone, for the "new" pipeline.
     mkdir -p "$dir/cache-lib" || die "cannot create $dir/cache-lib"
-    sed -n "s/^mkoffload: library module [0-9]* for sm_[0-9]*: cached '.*' as '\(.*\)'\$/\1/p" \
+    # ("library module 30", or "library modules 2-29, 31-41" merged.)
+    sed -n "s/^mkoffload: library modules* [-0-9, ]* for sm_[0-9]*: cached '.*' as '\(.*\)'\$/\1/p" \
       "$log" > "$dir/lib-entries"
     if [ -s "$dir/lib-entries" ]; then
       while IFS= read -r e; do

@@ -47,6 +47,7 @@
 #include "elf-check.h"
 #include "file-io.h"
 #include "ptx-aot.h"
+#include "ptx-merge.h"
 #include "ptx-prune.h"
 #include "ptx-split.h"
 #include "run-command.h"
@@ -251,9 +252,33 @@ struct job
   char *cache_path;		/* Where to store it, or NULL.  */
 };
 
+/* "library modules 2-5, 7" for the NMEMBERS modules MEMBERS (0-based
+   indices into the link's, ascending) in LABEL (SIZE bytes).  */
+static void
+group_label (char *label, size_t size, const size_t *members,
+	     size_t nmembers)
+{
+  size_t len = (size_t) snprintf (label, size, "library modules ");
+  for (size_t i = 0; i < nmembers && len < size; )
+    {
+      size_t j = i;
+      while (j + 1 < nmembers && members[j + 1] == members[j] + 1)
+	j++;
+      if (j > i)
+	len += (size_t) snprintf (label + len, size - len, "%s%zu-%zu",
+				  i ? ", " : "", members[i] + 1,
+				  members[j] + 1);
+      else
+	len += (size_t) snprintf (label + len, size - len, "%s%zu",
+				  i ? ", " : "", members[i] + 1);
+      i = j + 1;
+    }
+}
+
 /* AOT's modules as units: without the functions that no kernel can
-   reach (ptx-prune.h), the own ones split where they are large.  The
-   texts made here are stored in *PARTS (to free).  */
+   reach (ptx-prune.h), the own ones split where they are large, the
+   library ones merged into few (ptx-merge.h).  The texts made here are
+   stored in *PARTS (to free).  */
 static struct unit *
 make_units (const struct mko_ptx_aot *aot, size_t *nunits,
 	    struct mko_argv *parts)
@@ -273,10 +298,71 @@ make_units (const struct mko_ptx_aot *aot, size_t *nunits,
   if (removed)
     ok_inform ("'%s': %zu of %zu function definitions left out of the"
 	       " cubins, no kernel reaching them", aot->ptx, removed, ndefs);
+
+  /* The library modules merged: enough groups to keep the CPUs busy
+     with every architecture's, so that a machine with many still
+     compiles several at a time (the online CPUs, not tool_jobs, whose
+     count changes with the free memory: the groups are cache keys).  */
+  char **lib = xcalloc (aot->nmodules + 1, sizeof *lib);
+  size_t *lib_index = xcalloc (aot->nmodules + 1, sizeof *lib_index);
+  size_t *lib_number = xcalloc (aot->nmodules + 1, sizeof *lib_number);
+  size_t nlib = 0;
+  for (size_t m = 0; m < aot->nmodules; m++)
+    if (!aot->own[m])
+      {
+	lib[nlib] = texts[m];
+	lib_index[nlib] = m;
+	lib_number[nlib++] = m + 1;
+      }
+  long cpus = sysconf (_SC_NPROCESSORS_ONLN);
+  size_t narchs = aot->narchs ? aot->narchs : 1;
+  size_t min_groups = cpus > 0 ? ((size_t) cpus + narchs - 1) / narchs : 1;
+  struct mko_ptx_group *groups;
+  size_t ngroups = mko_ptx_merge (lib, lib_number, nlib, MKO_PTX_CHUNK_DEFS,
+				  min_groups, &groups);
+  /* Each module's group + 1, 0 for none.  */
+  size_t *group_of = xcalloc (aot->nmodules + 1, sizeof *group_of);
+  const char **group_text = xcalloc (ngroups + 1, sizeof *group_text);
+  for (size_t k = 0; k < ngroups; k++)
+    {
+      for (size_t j = 0; j < groups[k].nmembers; j++)
+	groups[k].members[j] = lib_index[groups[k].members[j]];
+      for (size_t j = 0; j < groups[k].nmembers; j++)
+	group_of[groups[k].members[j]] = k + 1;
+      mko_argv_push (parts, groups[k].text);
+      group_text[k] = groups[k].text;
+      groups[k].text = NULL;
+    }
+  if (ngroups)
+    {
+      size_t merged = 0;
+      for (size_t k = 0; k < ngroups; k++)
+	merged += groups[k].nmembers;
+      ok_inform ("'%s': %zu of %zu library modules compiled as %zu merged"
+		 " module%s", aot->ptx, merged, nlib, ngroups,
+		 ngroups == 1 ? "" : "s");
+    }
+  free (lib);
+  free (lib_index);
+  free (lib_number);
+
   for (size_t m = 0; m < aot->nmodules; m++)
     {
       char **chunks = NULL;
       size_t nchunks = 0;
+      if (group_of[m])
+	{
+	  /* A group is one unit, where its first module was.  */
+	  const struct mko_ptx_group *g = &groups[group_of[m] - 1];
+	  if (g->members[0] != m)
+	    continue;
+	  units = xrealloc (units, (n + 1) * sizeof *units);
+	  struct unit *u = &units[n++];
+	  *u = (struct unit) { .text = group_text[group_of[m] - 1],
+			       .module = m, .nparts = 1 };
+	  group_label (u->label, sizeof u->label, g->members, g->nmembers);
+	  continue;
+	}
       if (aot->own[m])
 	{
 	  /* The others: every module but this one.  */
@@ -313,6 +399,9 @@ make_units (const struct mko_ptx_aot *aot, size_t *nunits,
 	}
       free (chunks);
     }
+  mko_ptx_free_groups (groups, ngroups);
+  free (group_of);
+  free (group_text);
   free (texts);
   *nunits = n;
   return units;

@@ -79,6 +79,21 @@ long mko_ptx_find_name (const struct mko_ptx_names *n, const char *name,
 			size_t len);
 void mko_ptx_free_names (struct mko_ptx_names *n);
 
+/* Whether C can start a PTX identifier (a name, or a register's after
+   its '%'), and whether it can be in one.  */
+static inline bool
+mko_ptx_ident_start (char c)
+{
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'
+	 || c == '$';
+}
+
+static inline bool
+mko_ptx_ident_char (char c)
+{
+  return mko_ptx_ident_start (c) || (c >= '0' && c <= '9');
+}
+
 /* The end of the line that starts at P (its '\n', or the NUL), and the
    start of the next one.  */
 const char *mko_line_end (const char *p);

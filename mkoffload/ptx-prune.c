@@ -37,19 +37,6 @@ struct graph
   const struct mko_ptx_ent **def_ent;
 };
 
-static bool
-ident_start (char c)
-{
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'
-	 || c == '$';
-}
-
-static bool
-ident_char (char c)
-{
-  return ident_start (c) || (c >= '0' && c <= '9');
-}
-
 static void
 reach (struct graph *g, long d)
 {
@@ -70,12 +57,12 @@ reach_names (struct graph *g, const char *p, const char *end)
       if (p[0] == '/' && p + 1 < end && p[1] == '/'
 	  && strncmp (p, "// BEGIN ", 9) == 0)
 	p = mko_next_line (p);
-      else if (*p == '%' || ident_char (*p))
+      else if (*p == '%' || mko_ptx_ident_char (*p))
 	{
 	  const char *s = p++;
-	  while (p < end && ident_char (*p))
+	  while (p < end && mko_ptx_ident_char (*p))
 	    p++;
-	  if (ident_start (*s))
+	  if (mko_ptx_ident_start (*s))
 	    reach (g, mko_ptx_find_name (&g->names, s, (size_t) (p - s)));
 	}
       else
