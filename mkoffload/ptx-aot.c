@@ -3,10 +3,11 @@
    Per architecture: "ptxas -c" on each module on its own (the modules
    refer to each other's functions, so each is compiled as relocatable
    device code), then one "nvlink" of all the objects into an executable
-   cubin that cuModuleLoadData takes as it is.  All the ptxas jobs of all
-   architectures go to ok_run_commands at once, so they share the CPUs;
-   the nvlink jobs (one per architecture) follow.  As many run at a time
-   as there are CPUs and GiBs of available memory, whichever is fewer.
+   cubin that cuModuleLoadData takes as it is.  All the ptxas and nvlink
+   jobs of all architectures go to ok_run_commands at once, so they share
+   the CPUs; an architecture's nvlink starts as soon as its objects are
+   compiled.  As many run at a time as there are CPUs and GiBs of
+   available memory, whichever is fewer.
 
    What ptxas compiles is the modules without the functions that no
    kernel can reach (ptx-prune.h).  The program's own module, when it
@@ -245,10 +246,14 @@ struct unit
 };
 
 /* One ptxas run: unit U for architecture ARCH.  */
+/* A command of the one batch mko_ptx_aot runs: ptxas compiling a unit
+   for an architecture, or (LINK) nvlink linking an architecture's
+   objects.  */
 struct job
 {
   size_t unit, arch;
-  const char *obj;		/* Its output; nvlink's input.  */
+  int link;
+  const char *obj;		/* ptxas' output; nvlink's input.  */
   char *cache_path;		/* Where to store it, or NULL.  */
 };
 
@@ -487,20 +492,24 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
 {
   size_t narchs = aot->narchs, nunits;
   struct mko_argv parts = { 0 };
+  /* Strings of the commands' argument vectors, freed at the end.  */
+  struct mko_argv strings = { 0 };
   struct unit *units = make_units (aot, &nunits, &parts);
-  struct job *jobs = xcalloc (nunits * narchs, sizeof *jobs);
+  struct job *jobs = xcalloc (nunits * narchs + narchs, sizeof *jobs);
   const char **objs = xcalloc (nunits * narchs, sizeof *objs);
   struct ok_command *cmds = xcalloc (nunits * narchs + narchs, sizeof *cmds);
+  /* For each architecture, the indices in CMDS of its ptxas jobs, which
+     its nvlink waits for.  */
+  size_t *after = xcalloc (nunits * narchs + 1, sizeof *after);
   /* Each object's cache key, for the key of the cubin linked of them.  */
   char **keys = xcalloc (nunits * narchs, sizeof *keys);
   size_t njobs = 0;
   int rc = -1;
   unsigned tools = tool_jobs ();
-  size_t *order = NULL, *sizes = NULL;
+  size_t *order = NULL, *sizes = NULL, *arch_order = NULL;
   struct ok_cuda_want *wants = NULL;
   int *linked = NULL;
   char **link_cache = NULL;
-  size_t *link_arch = NULL, nlinks = 0;
 
   /* The cache.  */
   char *dir = NULL, *ident = NULL, *link_ident = NULL;
@@ -516,8 +525,7 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
       dir = NULL;
     }
 
-  /* Largest units first: with several jobs at a time, the longest ones
-     then do not start last and hold up the link.  */
+  /* Largest units first (see below).  */
   order = xcalloc (nunits ? nunits : 1, sizeof *order);
   sizes = xcalloc (nunits ? nunits : 1, sizeof *sizes);
   for (size_t u = 0; u < nunits; u++)
@@ -571,11 +579,33 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
       free (texts);
     }
 
+  /* One batch: for each architecture whose cubin the cache does not
+     have, newest first, the ptxas jobs of the units the cache does not
+     have either, largest first, then its nvlink, which waits only for
+     them and so runs while the next architecture's are compiled.  The
+     longest jobs then do not start last and hold up the link while other
+     CPUs wait: the largest units, and the newest architecture, whose
+     ptxas and nvlink take the longest (nvlink of sm_100 twice as long as
+     of sm_90).  The stack-size warning is expected: GCC's device code
+     runs on its own soft stacks and calls through pointers, so the size
+     is never static, and the plugin provides the stacks.  */
+  arch_order = xcalloc (narchs ? narchs : 1, sizeof *arch_order);
   for (size_t a = 0; a < narchs; a++)
     {
-      char gpu[32];
-      snprintf (gpu, sizeof gpu, "sm_%d", aot->archs[a]);
-      for (size_t k = 0; k < nunits && !linked[a]; k++)
+      size_t k = a;
+      for (; k > 0 && aot->archs[arch_order[k - 1]] < aot->archs[a]; k--)
+	arch_order[k] = arch_order[k - 1];
+      arch_order[k] = a;
+    }
+  size_t nafter = 0;
+  for (size_t ak = 0; ak < narchs; ak++)
+    {
+      size_t a = arch_order[ak], first_after = nafter;
+      if (linked[a])
+	continue;
+      char *gpu = xasprintf ("sm_%d", aot->archs[a]);
+      mko_argv_push (&strings, gpu);
+      for (size_t k = 0; k < nunits; k++)
 	{
 	  size_t u = order[k];
 	  struct unit *un = &units[u];
@@ -627,7 +657,7 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
 	  mko_argv_push (&av, aot->ptxas);
 	  mko_argv_push (&av, "-c");
 	  mko_argv_push (&av, "--gpu-name");
-	  mko_argv_push (&av, xstrdup (gpu));
+	  mko_argv_push (&av, gpu);
 	  mko_argv_push (&av, "-o");
 	  mko_argv_push (&av, obj);
 	  mko_argv_push (&av, un->file);
@@ -635,35 +665,68 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
 				       .cache_path = cache_path };
 	  cmds[njobs].argv = av.v;
 	  objs[a * nunits + u] = obj;
+	  after[nafter++] = njobs;
 	  njobs++;
 	}
+
+      struct mko_argv av = { 0 };
+      mko_argv_push (&av, aot->nvlink);
+      mko_argv_push (&av, "--suppress-stack-size-warning");
+      char *arch_opt = xasprintf ("-arch=%s", gpu);
+      mko_argv_push (&strings, arch_opt);
+      mko_argv_push (&av, arch_opt);
+      mko_argv_push (&av, "-o");
+      mko_argv_push (&av, cubins[a]);
+      for (size_t u = 0; u < nunits; u++)
+	mko_argv_push (&av, objs[a * nunits + u]);
+      jobs[njobs] = (struct job) { .arch = a, .link = 1 };
+      cmds[njobs] = (struct ok_command) { .argv = av.v,
+					  .after = after + first_after,
+					  .nafter = nafter - first_after };
+      njobs++;
     }
 
   size_t failed;
   int status;
   int ran = ok_run_commands_checked (cmds, njobs, tools, &failed, &status);
-  if (ran > 0)
-    {
-      const struct unit *un = &units[jobs[failed].unit];
-      ok_error ("ptxas rejected %s%s of %zu in '%s' for sm_%d (exit status"
-		" %d; its messages are above)", un->nparts > 1 ? "" : "PTX ",
-		un->label, aot->nmodules, aot->ptx,
-		aot->archs[jobs[failed].arch], status);
-    }
-  if (ran != 0)
+  if (ran < 0)
     goto out;
-  /* Checked before anything is cached.  */
-  for (size_t i = 0; i < njobs; i++)
+  /* The objects are checked before anything is cached or an nvlink's
+     failure is reported: one that ptxas left unusable is what an nvlink
+     of it would fail on.  Only the objects of jobs that ran to the
+     first failure, and for a failed nvlink only its own, are there.  */
+  for (size_t i = 0; i < (ran ? failed : njobs); i++)
     {
+      const struct job *j = &jobs[i];
+      if (j->link
+	  || (ran && (!jobs[failed].link || j->arch != jobs[failed].arch)))
+	continue;
       struct ok_cuda_want want = { .type = ET_REL,
-				   .sm = (unsigned) aot->archs[jobs[i].arch] };
-      if (check_tool_output ("ptxas", aot->ptxas, "object", jobs[i].obj,
+				   .sm = (unsigned) aot->archs[j->arch] };
+      if (check_tool_output ("ptxas", aot->ptxas, "object", j->obj,
 			     &want) < 0)
 	goto out;
     }
+  if (ran > 0)
+    {
+      const struct job *j = &jobs[failed];
+      if (j->link)
+	ok_error ("nvlink failed to link the sm_%d cubin of '%s'"
+		  " (exit status %d; its messages are above)",
+		  aot->archs[j->arch], aot->ptx, status);
+      else
+	{
+	  const struct unit *un = &units[j->unit];
+	  ok_error ("ptxas rejected %s%s of %zu in '%s' for sm_%d (exit"
+		    " status %d; its messages are above)",
+		    un->nparts > 1 ? "" : "PTX ", un->label, aot->nmodules,
+		    aot->ptx, aot->archs[j->arch], status);
+	}
+      goto out;
+    }
   int stored = 0;
   for (size_t i = 0; i < njobs; i++)
-    if (jobs[i].cache_path)
+    if (!jobs[i].link && jobs[i].cache_path)
       {
 	char *what = xasprintf ("%s for sm_%d", units[jobs[i].unit].label,
 				aot->archs[jobs[i].arch]);
@@ -672,44 +735,16 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
 	stored = 1;
       }
 
-  /* One nvlink per architecture whose cubin the cache did not have.  The
-     stack-size warning is expected: GCC's device code runs on its own
-     soft stacks and calls through pointers, so the size is never static,
-     and the plugin provides the stacks.  */
-  struct ok_command *links = cmds + njobs;
-  link_arch = xcalloc (narchs, sizeof *link_arch);
-  for (size_t a = 0; a < narchs; a++)
-    {
-      if (linked[a])
-	continue;
-      struct mko_argv av = { 0 };
-      mko_argv_push (&av, aot->nvlink);
-      mko_argv_push (&av, "--suppress-stack-size-warning");
-      mko_argv_push (&av, xasprintf ("-arch=sm_%d", aot->archs[a]));
-      mko_argv_push (&av, "-o");
-      mko_argv_push (&av, cubins[a]);
-      for (size_t u = 0; u < nunits; u++)
-	mko_argv_push (&av, objs[a * nunits + u]);
-      links[nlinks].argv = av.v;
-      link_arch[nlinks] = a;
-      nlinks++;
-    }
-  ran = ok_run_commands_checked (links, nlinks, tools, &failed, &status);
-  if (ran > 0)
-    ok_error ("nvlink failed to link the sm_%d cubin of '%s'"
-	      " (exit status %d; its messages are above)",
-	      aot->archs[link_arch[failed]], aot->ptx, status);
-  if (ran != 0)
-    goto out;
   /* The plugin looks the kernels and variables up by these names.  */
-  for (size_t l = 0; l < nlinks; l++)
-    if (check_tool_output ("nvlink", aot->nvlink, "cubin",
-			   cubins[link_arch[l]], &wants[link_arch[l]]) < 0)
+  for (size_t i = 0; i < njobs; i++)
+    if (jobs[i].link
+	&& check_tool_output ("nvlink", aot->nvlink, "cubin",
+			      cubins[jobs[i].arch], &wants[jobs[i].arch]) < 0)
       goto out;
-  for (size_t l = 0; l < nlinks; l++)
-    if (link_cache[link_arch[l]])
+  for (size_t i = 0; i < njobs; i++)
+    if (jobs[i].link && link_cache[jobs[i].arch])
       {
-	size_t a = link_arch[l];
+	size_t a = jobs[i].arch;
 	char *what = xasprintf ("the sm_%d cubin", aot->archs[a]);
 	cache_store (cubins[a], dir, link_cache[a], what);
 	free (what);
@@ -719,13 +754,19 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
     cache_trim (dir, aot->cache_limit);
   rc = 0;
  out:
-  /* The strings stay: some are registered temporary file names.  */
+  /* The commands' other strings stay: some are registered temporary
+     file names.  */
+  for (size_t i = 0; i < njobs; i++)
+    free ((void *) cmds[i].argv);
+  for (size_t i = 0; i < strings.n; i++)
+    free ((char *) strings.v[i]);
+  free (strings.v);
   free (wants);
   free (linked);
   for (size_t a = 0; link_cache && a < narchs; a++)
     free (link_cache[a]);
   free (link_cache);
-  free (link_arch);
+  free (after);
   for (size_t i = 0; i < nunits * narchs; i++)
     free (keys[i]);
   free (keys);
@@ -738,6 +779,7 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
   free (objs);
   free (cmds);
   free (order);
+  free (arch_order);
   free (sizes);
   free (ident);
   free (dir);

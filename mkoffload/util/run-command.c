@@ -263,6 +263,17 @@ pool_on_signal (int sig)
   raise (sig);
 }
 
+/* Whether CMD's AFTER commands have all exited with 0 (STATUS, as
+   ok_run_commands fills it).  */
+static int
+command_ready (const struct ok_command *cmd, const int *status)
+{
+  for (size_t k = 0; k < cmd->nafter; k++)
+    if (status[cmd->after[k]] != 0)
+      return 0;
+  return 1;
+}
+
 /* Start CMD in a free slot as command number INDEX; signals are blocked
    from the spawn until the pid is in its slot.  Return 0, or -1 after
    reporting why it could not be started.  */
@@ -311,22 +322,32 @@ pool_run (const struct ok_command *cmds, size_t n, unsigned jobs,
   posix_spawnattr_setsigmask (&attr, old_mask);
   posix_spawnattr_setflags (&attr, POSIX_SPAWN_SETSIGMASK);
 
-  size_t next = 0, running = 0;
+  /* FIRST: the first command not started yet.  */
+  size_t first = 0, running = 0;
   int failed = 0;
+  unsigned char *started = xcalloc (n ? n : 1, 1);
   for (size_t i = 0; i < n; i++)
     status[i] = OK_COMMAND_NOT_RUN;
   for (;;)
     {
-      while (!failed && next < n && running < jobs)
+      while (!failed && running < jobs)
 	{
-	  if (pool_start (&cmds[next], next, &attr) < 0)
+	  size_t i = first;
+	  for (; i < n; i++)
+	    if (!started[i] && command_ready (&cmds[i], status))
+	      break;
+	  if (i == n)
+	    break;
+	  started[i] = 1;
+	  while (first < n && started[first])
+	    first++;
+	  if (pool_start (&cmds[i], i, &attr) < 0)
 	    {
-	      status[next] = -1;
+	      status[i] = -1;
 	      failed = 1;
 	    }
 	  else
 	    running++;
-	  next++;
 	}
       if (running == 0)
 	break;
@@ -363,6 +384,7 @@ pool_run (const struct ok_command *cmds, size_t n, unsigned jobs,
       if (status[i] != 0)
 	failed = 1;
     }
+  free (started);
   posix_spawnattr_destroy (&attr);
 }
 
@@ -387,6 +409,12 @@ int
 ok_run_commands (const struct ok_command *cmds, size_t n, unsigned jobs,
 		 int *status)
 {
+  /* A command waits only for earlier ones: in CMDS's order, one at a
+     time, every command is ready when its turn comes.  */
+  for (size_t i = 0; i < n; i++)
+    for (size_t k = 0; k < cmds[i].nafter; k++)
+      if (cmds[i].after[k] >= i)
+	abort ();
   if (jobs == 0)
     {
       long ncpu = sysconf (_SC_NPROCESSORS_ONLN);

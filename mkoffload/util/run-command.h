@@ -25,6 +25,12 @@ struct ok_command
   int err_to_out;
   /* Do not print the command line even with ok_verbose (probes).  */
   int quiet;
+  /* ok_run_commands only: the indices (NAFTER of them, each lower than
+     this command's own) of the commands of the same call that must have
+     exited with 0 before this one starts, such as the compilations whose
+     objects it links.  */
+  const size_t *after;
+  size_t nafter;
 };
 
 /* Give every command started from now on the environment variable
@@ -53,8 +59,10 @@ int ok_run_argv (const char *const *argv, const char *const *unset_env);
 #define OK_COMMAND_NOT_RUN (-2)
 
 /* Run the N commands CMDS (whose OUT must be NULL), up to JOBS of them at
-   a time (in order of starting; JOBS 0 means as many as there are online
-   CPUs), and wait for all.  STATUS[I] gets the exit status of CMDS[I]
+   a time (JOBS 0 means as many as there are online CPUs), and wait for
+   all.  Whenever a slot is free, the command started is the first in
+   CMDS's order not yet started whose AFTER commands have all exited
+   with 0.  STATUS[I] gets the exit status of CMDS[I]
    (0-255), -1 when it could not be started or died from a signal
    (reported as by ok_run_command), or OK_COMMAND_NOT_RUN: once one fails,
    no further one is started.  Return 0, or -1 after reporting one error

@@ -29,6 +29,8 @@
      FAKE_PTXAS_FAIL    glob: a run with an argument matching it prints
                         a message and exits with status 3
      FAKE_PTXAS_SLEEP   seconds to wait before writing the output
+     FAKE_PTXAS_SLOW    glob: when set, only a run with an argument
+                        matching it waits FAKE_PTXAS_SLEEP seconds
      FAKE_PTXAS_OUTPUT  "none", "empty", "truncated", "nokernels" or
                         "othersm": exit with status 0 all the same, the
                         output removed, empty, cut in half (it still
@@ -42,7 +44,8 @@
      FAKE_NVLINK_LOG, FAKE_NVLINK_FAIL (status 4), FAKE_NVLINK_SLEEP,
      FAKE_NVLINK_OUTPUT the same for nvlink; an input named *.o (a host
                         object to nvlink of CUDA 11) is an error, status
-                        5.  */
+                        5; so is, as with the real one, an input that
+                        cannot be read, status 1.  */
 
 #define _GNU_SOURCE
 #include <elf.h>
@@ -417,8 +420,9 @@ ptxas (int argc, char **argv)
       finish (0);
     }
 
-  const char *out = NULL;
+  const char *out = NULL, *slow = env ("FAKE_PTXAS_SLOW");
   unsigned sm = 0;
+  int sleeps = !*slow;
   for (int i = 1; i < argc; i++)
     {
       fail_on (env ("FAKE_PTXAS_FAIL"), 3, "ptxas fatal   :", argv[i]);
@@ -426,8 +430,11 @@ ptxas (int argc, char **argv)
 	out = argv[i];
       if (i > 1 && strcmp (argv[i - 1], "--gpu-name") == 0)
 	sm = atoi (argv[i] + (strncmp (argv[i], "sm_", 3) == 0 ? 3 : 0));
+      if (*slow && fnmatch (slow, argv[i], 0) == 0)
+	sleeps = 1;
     }
-  sleep_for (env ("FAKE_PTXAS_SLEEP"));
+  if (sleeps)
+    sleep_for (env ("FAKE_PTXAS_SLEEP"));
   if (out)
     {
       char *ptx = argc > 1 ? read_file (argv[argc - 1], NULL) : NULL;
@@ -515,7 +522,15 @@ nvlink (int argc, char **argv)
       else if (strncmp (a, "-arch=sm_", 9) == 0)
 	sm = atoi (a + 9);
       else if (n >= 6 && strcmp (a + n - 6, ".cubin") == 0)
-	names_add (&inputs, a, n);
+	{
+	  if (access (a, R_OK) != 0)
+	    {
+	      fprintf (stderr, "nvlink fatal   : Could not open input file"
+		       " '%s'\n", a);
+	      finish (1);
+	    }
+	  names_add (&inputs, a, n);
+	}
       else if (n >= 2 && strcmp (a + n - 2, ".o") == 0)
 	{
 	  /* nvlink of CUDA 11 takes it for a host object and links
