@@ -13,6 +13,17 @@
 #include "ptx-merge.h"
 #include "ptx-parse.h"
 
+/* A declaration in a module's head, such as the
+   ".extern .shared .u8 __nvptx_lowlat_pool[];" that libgomp's team.c of
+   GCC 15 and newer writes there as inline assembler: its TEXT with blanks
+   made one (none next to '[', ']' and ';'), and the name it declares.  */
+struct head_decl
+{
+  char *text;
+  const char *name;
+  size_t name_len;
+};
+
 /* One module, parsed.  */
 struct member
 {
@@ -25,6 +36,8 @@ struct member
   unsigned max_file;		/* Its highest .file number.  */
   size_t ndefs;			/* Function definitions.  */
   struct mko_ptx_names renames;	/* Its static names beginning with '$'.  */
+  struct head_decl *hdecls;
+  size_t nhdecls;
 };
 
 /* What a group knows of a name (a function or variable, by its name in
@@ -32,8 +45,9 @@ struct member
 struct sym
 {
   char *name;
-  bool func, defined, plain_static, emitted;
+  bool func, defined, plain_static, emitted, head_emitted;
   char *sig;			/* A function's prototype, normalised.  */
+  char *head;			/* Its declaration in a member's head.  */
   const struct member *def_member;	/* Where the group defines it.  */
   const struct mko_ptx_ent *def;
 };
@@ -111,6 +125,7 @@ table_free (struct table *t)
     {
       free (t->v[k].name);
       free (t->v[k].sig);
+      free (t->v[k].head);
     }
   free (t->v);
   free (t->slots);
@@ -244,6 +259,47 @@ group_name (const struct member *m, const char *name, size_t len)
   return xstrndup (name, len);
 }
 
+/* The head declaration [Q, E) (a line of M's head, without its
+   surrounding blanks) added to M: ".extern ... NAME[...];".  False when
+   it is not one.  */
+static bool
+add_head_decl (struct member *m, const char *q, const char *e)
+{
+  if (!directive (q, e, ".extern") || e[-1] != ';')
+    return false;
+  const char *n = e - 1;
+  while (n > q && blank (n[-1]))
+    n--;
+  if (n > q && n[-1] == ']')
+    {
+      while (n > q && n[-1] != '[')
+	n--;
+      if (n == q)
+	return false;
+      n--;
+      while (n > q && blank (n[-1]))
+	n--;
+    }
+  const char *name_end = n;
+  while (n > q && mko_ptx_ident_char (n[-1]))
+    n--;
+  if (n == name_end || !mko_ptx_ident_start (*n) || *n == '$')
+    return false;
+  struct mko_text t = { 0 };
+  for (const char *p = q; p < e; p++)
+    if (!blank (*p))
+      {
+	if (p > q && blank (p[-1]) && t.len && !strchr ("[];", *p)
+	    && t.s[t.len - 1] != '[')
+	  mko_puts (&t, " ");
+	mko_put (&t, p, 1);
+      }
+  m->hdecls = xrealloc (m->hdecls, (m->nhdecls + 1) * sizeof *m->hdecls);
+  m->hdecls[m->nhdecls++] = (struct head_decl) {
+    .text = t.s, .name = n, .name_len = (size_t) (name_end - n) };
+  return true;
+}
+
 /* Parse TEXT into M; false when it cannot be merged whatever the group
    (see ptx-merge.h).  */
 static bool
@@ -266,13 +322,15 @@ parse_member (struct member *m, const char *text, size_t number)
 	  || directive (q, e, ".file"))
 	continue;
       if (!directive (q, e, ".version") && !directive (q, e, ".target")
-	  && !directive (q, e, ".address_size"))
+	  && !directive (q, e, ".address_size") && !directive (q, e, ".extern"))
 	{
 	  free (pre.s);
 	  return false;
 	}
       while (e > q && blank (e[-1]))
 	e--;
+      if (add_head_decl (m, q, e))
+	continue;
       mko_put (&pre, q, (size_t) (e - q));
       mko_puts (&pre, "\n");
     }
@@ -302,6 +360,9 @@ free_member (struct member *m)
 {
   free (m->ents);
   free (m->preamble);
+  for (size_t i = 0; i < m->nhdecls; i++)
+    free (m->hdecls[i].text);
+  free (m->hdecls);
   mko_ptx_free_names (&m->renames);
 }
 
@@ -366,6 +427,16 @@ fits (const struct group *g, const struct member *m)
 {
   if (g->preamble && strcmp (g->preamble, m->preamble) != 0)
     return false;
+  /* A head declaration only of a name the group knows from no entity,
+     and from no other head declaration but the same one.  */
+  for (size_t i = 0; i < m->nhdecls; i++)
+    {
+      const struct head_decl *h = &m->hdecls[i];
+      struct sym *s = table_find (&g->syms, h->name, h->name_len);
+      if (s && (!s->head || strcmp (s->head, h->text) != 0 || s->func
+		|| s->sig || s->defined))
+	return false;
+    }
   for (size_t i = 0; i < m->nents; i++)
     {
       const struct mko_ptx_ent *e = &m->ents[i];
@@ -388,7 +459,8 @@ fits (const struct group *g, const struct member *m)
 	}
       if (!s)
 	continue;
-      if (s->plain_static || s->func != func || (def && s->defined))
+      if (s->head || s->plain_static || s->func != func
+	  || (def && s->defined))
 	return false;
       if (func && s->sig)
 	{
@@ -420,6 +492,13 @@ join (struct group *g, struct member *m)
   g->members = xrealloc (g->members, (g->nmembers + 1) * sizeof *g->members);
   g->members[g->nmembers++] = m;
   g->ndefs += m->ndefs;
+  for (size_t i = 0; i < m->nhdecls; i++)
+    {
+      const struct head_decl *h = &m->hdecls[i];
+      struct sym *s = table_add (&g->syms, h->name, h->name_len);
+      if (!s->head)
+	s->head = xstrdup (h->text);
+    }
   for (size_t i = 0; i < m->nents; i++)
     {
       const struct mko_ptx_ent *e = &m->ents[i];
@@ -470,6 +549,22 @@ group_text (struct group *g)
 		put_fixed (&t, m, p, e < end ? e : end, off[k]);
 		mko_puts (&t, "\n");
 	      }
+	}
+    }
+
+  /* The members' head declarations, each once.  */
+  for (size_t k = 0; k < g->nmembers; k++)
+    {
+      const struct member *m = g->members[k];
+      for (size_t i = 0; i < m->nhdecls; i++)
+	{
+	  const struct head_decl *h = &m->hdecls[i];
+	  struct sym *s = table_find (&g->syms, h->name, h->name_len);
+	  if (s->head_emitted)
+	    continue;
+	  s->head_emitted = true;
+	  mko_puts (&t, h->text);
+	  mko_puts (&t, "\n");
 	}
     }
 
