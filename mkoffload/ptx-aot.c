@@ -245,7 +245,6 @@ struct unit
   char label[96];
 };
 
-/* One ptxas run: unit U for architecture ARCH.  */
 /* A command of the one batch mko_ptx_aot runs: ptxas compiling a unit
    for an architecture, or (LINK) nvlink linking an architecture's
    objects.  */
@@ -492,6 +491,7 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
 {
   size_t narchs = aot->narchs, nunits;
   struct mko_argv parts = { 0 };
+  int *statuses = NULL, stored = 0;
   /* Strings of the commands' argument vectors, freed at the end.  */
   struct mko_argv strings = { 0 };
   struct unit *units = make_units (aot, &nunits, &parts);
@@ -686,20 +686,32 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
       njobs++;
     }
 
-  size_t failed;
-  int status;
-  int ran = ok_run_commands_checked (cmds, njobs, tools, &failed, &status);
-  if (ran < 0)
+  statuses = xcalloc (njobs ? njobs : 1, sizeof *statuses);
+  if (ok_run_commands (cmds, njobs, tools, statuses) < 0)
     goto out;
-  /* The objects are checked before anything is cached or an nvlink's
-     failure is reported: one that ptxas left unusable is what an nvlink
-     of it would fail on.  Only the objects of jobs that ran to the
-     first failure, and for a failed nvlink only its own, are there.  */
-  for (size_t i = 0; i < (ran ? failed : njobs); i++)
+  /* The first command, in their order, that failed (-1: reported).  */
+  size_t failed = 0;
+  while (failed < njobs && (statuses[failed] == 0
+			    || statuses[failed] == OK_COMMAND_NOT_RUN))
+    failed++;
+  if (failed < njobs && !jobs[failed].link)
+    {
+      const struct unit *un = &units[jobs[failed].unit];
+      if (statuses[failed] > 0)
+	ok_error ("ptxas rejected %s%s of %zu in '%s' for sm_%d (exit"
+		  " status %d; its messages are above)",
+		  un->nparts > 1 ? "" : "PTX ", un->label, aot->nmodules,
+		  aot->ptx, aot->archs[jobs[failed].arch], statuses[failed]);
+      goto out;
+    }
+  /* Every object that ptxas wrote is checked before anything is cached
+     or an nvlink's failure is reported (one that ptxas left unusable is
+     what an nvlink of it would fail on), and cached even when an nvlink
+     failed: a link run again then compiles nothing again.  */
+  for (size_t i = 0; i < njobs; i++)
     {
       const struct job *j = &jobs[i];
-      if (j->link
-	  || (ran && (!jobs[failed].link || j->arch != jobs[failed].arch)))
+      if (j->link || statuses[i] != 0)
 	continue;
       struct ok_cuda_want want = { .type = ET_REL,
 				   .sm = (unsigned) aot->archs[j->arch] };
@@ -707,26 +719,8 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
 			     &want) < 0)
 	goto out;
     }
-  if (ran > 0)
-    {
-      const struct job *j = &jobs[failed];
-      if (j->link)
-	ok_error ("nvlink failed to link the sm_%d cubin of '%s'"
-		  " (exit status %d; its messages are above)",
-		  aot->archs[j->arch], aot->ptx, status);
-      else
-	{
-	  const struct unit *un = &units[j->unit];
-	  ok_error ("ptxas rejected %s%s of %zu in '%s' for sm_%d (exit"
-		    " status %d; its messages are above)",
-		    un->nparts > 1 ? "" : "PTX ", un->label, aot->nmodules,
-		    aot->ptx, aot->archs[j->arch], status);
-	}
-      goto out;
-    }
-  int stored = 0;
   for (size_t i = 0; i < njobs; i++)
-    if (!jobs[i].link && jobs[i].cache_path)
+    if (!jobs[i].link && statuses[i] == 0 && jobs[i].cache_path)
       {
 	char *what = xasprintf ("%s for sm_%d", units[jobs[i].unit].label,
 				aot->archs[jobs[i].arch]);
@@ -734,6 +728,14 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
 	free (what);
 	stored = 1;
       }
+  if (failed < njobs)
+    {
+      if (statuses[failed] > 0)
+	ok_error ("nvlink failed to link the sm_%d cubin of '%s'"
+		  " (exit status %d; its messages are above)",
+		  aot->archs[jobs[failed].arch], aot->ptx, statuses[failed]);
+      goto out;
+    }
 
   /* The plugin looks the kernels and variables up by these names.  */
   for (size_t i = 0; i < njobs; i++)
@@ -750,14 +752,18 @@ mko_ptx_aot (struct mko_ctx *ctx, const struct mko_ptx_aot *aot,
 	free (what);
 	stored = 1;
       }
-  if (stored)
-    cache_trim (dir, aot->cache_limit);
   rc = 0;
  out:
+  if (stored)
+    cache_trim (dir, aot->cache_limit);
   /* The commands' other strings stay: some are registered temporary
      file names.  */
   for (size_t i = 0; i < njobs; i++)
-    free ((void *) cmds[i].argv);
+    {
+      free ((void *) cmds[i].argv);
+      free (jobs[i].cache_path);
+    }
+  free (statuses);
   for (size_t i = 0; i < strings.n; i++)
     free ((char *) strings.v[i]);
   free (strings.v);

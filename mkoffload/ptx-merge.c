@@ -265,7 +265,11 @@ group_name (const struct member *m, const char *name, size_t len)
 static bool
 add_head_decl (struct member *m, const char *q, const char *e)
 {
-  if (!directive (q, e, ".extern") || e[-1] != ';')
+  /* One declaration of one name: "a[], b[]" or two statements on the
+     line would declare names this does not see.  */
+  size_t len = (size_t) (e - q);
+  if (!directive (q, e, ".extern") || e[-1] != ';' || memchr (q, ',', len)
+      || memchr (q, ';', len - 1) || memchr (q, '/', len))
     return false;
   const char *n = e - 1;
   while (n > q && blank (n[-1]))
@@ -321,16 +325,16 @@ parse_member (struct member *m, const char *text, size_t number)
       if (q == e || (q[0] == '/' && q + 1 < e && q[1] == '/')
 	  || directive (q, e, ".file"))
 	continue;
+      while (e > q && blank (e[-1]))
+	e--;
+      if (directive (q, e, ".extern") && add_head_decl (m, q, e))
+	continue;
       if (!directive (q, e, ".version") && !directive (q, e, ".target")
-	  && !directive (q, e, ".address_size") && !directive (q, e, ".extern"))
+	  && !directive (q, e, ".address_size"))
 	{
 	  free (pre.s);
 	  return false;
 	}
-      while (e > q && blank (e[-1]))
-	e--;
-      if (add_head_decl (m, q, e))
-	continue;
       mko_put (&pre, q, (size_t) (e - q));
       mko_puts (&pre, "\n");
     }
@@ -428,10 +432,16 @@ fits (const struct group *g, const struct member *m)
   if (g->preamble && strcmp (g->preamble, m->preamble) != 0)
     return false;
   /* A head declaration only of a name the group knows from no entity,
-     and from no other head declaration but the same one.  */
+     and from no other head declaration (the member's own included) but
+     the same one.  */
   for (size_t i = 0; i < m->nhdecls; i++)
     {
       const struct head_decl *h = &m->hdecls[i];
+      for (size_t k = 0; k < i; k++)
+	if (m->hdecls[k].name_len == h->name_len
+	    && memcmp (m->hdecls[k].name, h->name, h->name_len) == 0
+	    && strcmp (m->hdecls[k].text, h->text) != 0)
+	  return false;
       struct sym *s = table_find (&g->syms, h->name, h->name_len);
       if (s && (!s->head || strcmp (s->head, h->text) != 0 || s->func
 		|| s->sig || s->defined))

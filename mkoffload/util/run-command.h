@@ -54,8 +54,9 @@ int ok_run_checked (const struct ok_command *cmd);
    ok_run_command already did, and return -1.  */
 int ok_run_argv (const char *const *argv, const char *const *unset_env);
 
-/* Status of a command ok_run_commands did not start, because an earlier
-   one had failed.  */
+/* Status of a command ok_run_commands did not start, because another
+   one had failed before its turn came (or before the commands it waits
+   for were done).  */
 #define OK_COMMAND_NOT_RUN (-2)
 
 /* Run the N commands CMDS (whose OUT must be NULL), up to JOBS of them at

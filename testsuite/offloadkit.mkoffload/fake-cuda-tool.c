@@ -31,6 +31,8 @@
      FAKE_PTXAS_SLEEP   seconds to wait before writing the output
      FAKE_PTXAS_SLOW    glob: when set, only a run with an argument
                         matching it waits FAKE_PTXAS_SLEEP seconds
+     FAKE_PTXAS_DONE_LOG file that gets "ptxas-done ARGS" when a run has
+                        written its output
      FAKE_PTXAS_OUTPUT  "none", "empty", "truncated", "nokernels" or
                         "othersm": exit with status 0 all the same, the
                         output removed, empty, cut in half (it still
@@ -449,6 +451,7 @@ ptxas (int argc, char **argv)
       write_elf (out, ET_REL, sm, &kernels, &vars,
 		 env ("FAKE_PTXAS_OUTPUT"));
     }
+  log_run (env ("FAKE_PTXAS_DONE_LOG"), "ptxas-done", argc, argv);
   finish (0);
   return 0;
 }
