@@ -70,9 +70,10 @@ cache_entry_problem (const char *path, const char *data, size_t len,
 }
 
 /* On a hit, a copy of the cached object for UNIT (named STEM in file
-   names) and sm_SM, as an intermediate file of this link: nvlink then reads a file that nobody
-   else touches, even if the cache is cleaned meanwhile.  The entry's
-   time is brought up to date: the cache is trimmed by it.  NULL on a
+   names) and sm_SM, as an intermediate file of this link: nvlink then
+   reads a file that nobody else touches, even if the cache is cleaned
+   meanwhile.  The entry's time is brought up to date: the cache is
+   trimmed by it.  NULL on a
    miss, or a damaged entry, which is removed (to be compiled and stored
    again); and also, with *FAILED set, when the copy cannot be written
    (reported).  */
@@ -136,7 +137,8 @@ older_first (const void *a, const void *b)
   const struct cache_entry *x = a, *y = b;
   if (x->used.tv_sec != y->used.tv_sec)
     return x->used.tv_sec < y->used.tv_sec ? -1 : 1;
-  return (x->used.tv_nsec > y->used.tv_nsec) - (x->used.tv_nsec < y->used.tv_nsec);
+  return (x->used.tv_nsec > y->used.tv_nsec)
+	 - (x->used.tv_nsec < y->used.tv_nsec);
 }
 
 /* When the entries of the cache DIR add up to more than LIMIT bytes,
