@@ -73,10 +73,9 @@ cache_entry_problem (const char *path, const char *data, size_t len,
    names) and sm_SM, as an intermediate file of this link: nvlink then
    reads a file that nobody else touches, even if the cache is cleaned
    meanwhile.  The entry's time is brought up to date: the cache is
-   trimmed by it.  NULL on a
-   miss, or a damaged entry, which is removed (to be compiled and stored
-   again); and also, with *FAILED set, when the copy cannot be written
-   (reported).  */
+   trimmed by it.  NULL on a miss, or a damaged entry, which is removed
+   (to be compiled and stored again); and also, with *FAILED set, when
+   the copy cannot be written (reported).  */
 static const char *
 cache_fetch (struct mko_ctx *ctx, const char *path, const char *unit,
 	     const char *stem, unsigned sm, int *failed)

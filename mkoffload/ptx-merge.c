@@ -327,7 +327,7 @@ parse_member (struct member *m, const char *text, size_t number)
 	continue;
       while (e > q && blank (e[-1]))
 	e--;
-      if (directive (q, e, ".extern") && add_head_decl (m, q, e))
+      if (add_head_decl (m, q, e))
 	continue;
       if (!directive (q, e, ".version") && !directive (q, e, ".target")
 	  && !directive (q, e, ".address_size"))

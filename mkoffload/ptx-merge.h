@@ -16,8 +16,8 @@
      be the same);
    - each declaration that a member's head holds (".extern ...;", which
      GCC's inline assembler puts there: libgomp's team.c of GCC 15 and
-     newer declares __nvptx_lowlat_pool so), once, where no member has an
-     entity of that name and no other member declares it otherwise;
+     newer declares __nvptx_lowlat_pool so), once, where no other member
+     has an entity of that name or declares it otherwise;
    - every member's .file lines, each member's file numbers (and those of
      its .loc lines) moved past those of the members before it;
    - one prototype for each function: the definition's own header where
