@@ -69,8 +69,18 @@ nvptx_option (struct mko_ctx *ctx, const char *arg)
   return 1;
 }
 
+/* The accel compiler, running (start_accel_compiler).  */
+struct accel_run
+{
+  struct ok_running run;
+  const char *requires_file;
+};
+
+/* Start the accel compiler, writing the linked PTX to PTX: return 0, or
+   -1 after reporting one error.  finish_accel_compiler waits for it.  */
 static int
-run_accel_compiler (struct mko_ctx *ctx, const char *ptx)
+start_accel_compiler (struct mko_ctx *ctx, const char *ptx,
+		      struct accel_run *ar)
 {
   struct mko_argv a = { 0 };
   char *dumpbase = xasprintf ("%s.mkoffload", ctx->dumpbase);
@@ -91,16 +101,24 @@ run_accel_compiler (struct mko_ctx *ctx, const char *ptx)
      becomes __atomic_compare_exchange_1); the accel install has it.  */
   mko_argv_push (&a, "-latomic");
   mko_accel_libs (ctx, &a);
-  const char *requires_file;
-  const char *const *env = mko_accel_env (ctx, NULL, &requires_file);
+  const char *const *env = mko_accel_env (ctx, NULL, &ar->requires_file);
   struct ok_command cmd = { .argv = a.v, .unset_env = mko_accel_unset_env,
 			    .set_env = env };
-  int rc = ok_run_checked (&cmd);
+  /* Its driver, lto1 and collect2 write temporary files.  */
+  int rc = ok_start_command (&cmd, 1, &ar->run);
   free (a.v);
   free (dumpbase);
-  if (rc != 0)
+  return rc;
+}
+
+/* Wait for the accel compiler AR and read the requires mask it wrote:
+   return 0, or -1 after reporting one error.  */
+static int
+finish_accel_compiler (struct mko_ctx *ctx, struct accel_run *ar)
+{
+  if (ok_finish_checked (&ar->run) < 0)
     return -1;
-  return mko_read_requires (ctx, requires_file);
+  return mko_read_requires (ctx, ar->requires_file);
 }
 
 /* The OpenACC launch dimensions of the FUNC_MAP lines, one per line, in
@@ -337,8 +355,8 @@ verify_with_ptxas (struct mko_ctx *ctx, const char *ptxas,
    OFFLOADKIT_NVPTX_SASS.  */
 struct sass_request
 {
-  const char *source;		/* "-msass=LIST" or "OFFLOADKIT_NVPTX_SASS=LIST",
-				   NULL for the default.  */
+  char *source;			/* "-msass=LIST" or "OFFLOADKIT_NVPTX_SASS=LIST"
+				   (malloc'd), NULL for the default.  */
   int archs[32];
   size_t n;
 };
@@ -548,6 +566,28 @@ find_nvlink (const char *ptxas, char **nvlink)
   return 0;
 }
 
+/* Ask PTXAS (and the nvlink next to it) in the background what the link
+   will ask them once the accel compiler is done (tool-answers.h), through
+   the cache directory CACHE: ptxas --help (ptxas_archs: for cubins, or
+   to verify the PTX) always; both tools' --version (mko_ptx_aot's cache
+   keys) when REQ does not rule cubins out and there is a cache.  An
+   nvlink that OFFLOADKIT_NVLINK names is left to find_nvlink, later, so
+   that one it cannot find is reported only when cubins are built.  */
+static void
+ask_tools_ahead (const struct sass_request *req, const char *ptxas,
+		 const char *cache)
+{
+  mko_tool_answer_ahead (cache, ptxas, "--help");
+  if ((req->source && !req->n) || !cache)
+    return;
+  mko_tool_answer_ahead (cache, ptxas, "--version");
+  char *nvlink = NULL;
+  if (!getenv ("OFFLOADKIT_NVLINK") && find_nvlink (ptxas, &nvlink) == 0
+      && nvlink)
+    mko_tool_answer_ahead (cache, nvlink, "--version");
+  free (nvlink);
+}
+
 /* Append the module of function tables that MODS (the modules of the
    image file PTX, whose LEN bytes are TEXT) need, when they need one
    (ptx-tables.c, with IND the indirect functions' names), to the file,
@@ -594,8 +634,24 @@ build_images (struct mko_ctx *ctx, struct dims_list *dims)
   if (parse_sass_request (&req) < 0)
     return -1;
 
+  char *ptxas, *nvlink = NULL, *cache = NULL;
+  uint64_t cache_limit = 0;
+  if (find_ptxas (&ptxas) < 0
+      || (ptxas && mko_cache_limit (&cache_limit) < 0))
+    return -1;
+
+  /* What the link will ask ptxas and nvlink is asked while the accel
+     compiler runs.  */
   const char *ptx = mko_intermediate (ctx, ".mkoffload");
-  if (run_accel_compiler (ctx, ptx) < 0)
+  struct accel_run accel;
+  if (start_accel_compiler (ctx, ptx, &accel) < 0)
+    return -1;
+  if (ptxas)
+    {
+      cache = mko_cache_dir ();
+      ask_tools_ahead (&req, ptxas, cache);
+    }
+  if (finish_accel_compiler (ctx, &accel) < 0)
     return -1;
 
   size_t len;
@@ -638,20 +694,14 @@ build_images (struct mko_ctx *ctx, struct dims_list *dims)
   mko_add_image (ctx, ptx, !tables && text[len - 1] != '\0', OK_IMAGE_PTX,
 		 0);
 
-  char *ptxas, *nvlink = NULL;
-  if (find_ptxas (&ptxas) < 0)
-    return -1;
   if (!ptxas)
     {
       if (req.n)
 	ok_inform ("no ptxas: no cubins for %s", req.source);
+      free (req.source);
       return 0;
     }
 
-  uint64_t cache_limit;
-  if (mko_cache_limit (&cache_limit) < 0)
-    return -1;
-  char *cache = mko_cache_dir ();
   int accepted[128];
   size_t naccepted = ptxas_archs (cache, ptxas, accepted,
 				  sizeof accepted / sizeof *accepted);
@@ -699,6 +749,7 @@ build_images (struct mko_ctx *ctx, struct dims_list *dims)
   else if (verify_with_ptxas (ctx, ptxas, accepted, naccepted,
 			      (char *const *) mods.v, own, mods.n, ptx) < 0)
     return -1;
+  free (req.source);
   free (ptxas);
   free (nvlink);
   free (cache);

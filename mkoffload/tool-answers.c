@@ -39,30 +39,99 @@ answer_path (const char *dir, const char *tool, const struct stat *st,
   return path;
 }
 
+/* The answer the cache DIR holds for TOOL's to ARG (malloc'd), or NULL;
+   *PATH gets where it is kept (malloc'd), or NULL when DIR is NULL or
+   TOOL cannot be looked at.  */
+static char *
+cached_answer (const char *dir, const char *tool, const char *arg,
+	       char **path)
+{
+  struct stat st;
+  *path = NULL;
+  if (!dir || stat (tool, &st) != 0)
+    return NULL;
+  *path = answer_path (dir, tool, &st, arg);
+  size_t len;
+  char *text = ok_read_file (*path, &len, NULL);
+  if (text && len > 0 && strlen (text) == len)
+    {
+      /* Used now: the cache is trimmed by entries' times.  */
+      utimensat (AT_FDCWD, *path, NULL, 0);
+      return text;
+    }
+  free (text);
+  return NULL;
+}
+
+/* A question asked ahead (mko_tool_answer_ahead), not answered yet.  */
+struct asked
+{
+  char *tool, *arg;
+  int started;			/* RUN is running.  */
+  struct ok_running run;
+  char *out;
+  struct asked *next;
+};
+
+static struct asked *asked;
+
+void
+mko_tool_answer_ahead (const char *dir, const char *tool, const char *arg)
+{
+  char *path;
+  char *text = cached_answer (dir, tool, arg, &path);
+  free (path);
+  if (text)
+    {
+      free (text);
+      return;
+    }
+  struct asked *a = xcalloc (1, sizeof *a);
+  a->tool = xstrdup (tool);
+  a->arg = xstrdup (arg);
+  const char *argv[] = { tool, arg, NULL };
+  struct ok_command cmd = { .argv = argv, .out = &a->out, .quiet = 1 };
+  /* Not started (already reported): mko_tool_answer does not try
+     again.  */
+  a->started = ok_start_command (&cmd, 0, &a->run) == 0;
+  a->next = asked;
+  asked = a;
+}
+
 char *
 mko_tool_answer (const char *dir, const char *tool, const char *arg)
 {
-  struct stat st;
-  char *path = NULL;
-  if (dir && stat (tool, &st) == 0)
+  char *path;
+  char *text = cached_answer (dir, tool, arg, &path);
+  if (text)
     {
-      path = answer_path (dir, tool, &st, arg);
-      size_t len;
-      char *text = ok_read_file (path, &len, NULL);
-      if (text && len > 0 && strlen (text) == len)
-	{
-	  /* Used now: the cache is trimmed by entries' times.  */
-	  utimensat (AT_FDCWD, path, NULL, 0);
-	  free (path);
-	  return text;
-	}
-      free (text);
+      free (path);
+      return text;
     }
 
-  const char *argv[] = { tool, arg, NULL };
   char *out = NULL;
-  struct ok_command cmd = { .argv = argv, .out = &out, .quiet = 1 };
-  if (ok_run_command (&cmd) != 0 || !out || !*out)
+  int rc = -1;
+  struct asked **ap = &asked;
+  while (*ap && (strcmp ((*ap)->tool, tool) || strcmp ((*ap)->arg, arg)))
+    ap = &(*ap)->next;
+  if (*ap)
+    {
+      struct asked *a = *ap;
+      *ap = a->next;
+      if (a->started)
+	rc = ok_finish_command (&a->run);
+      out = a->out;
+      free (a->tool);
+      free (a->arg);
+      free (a);
+    }
+  else
+    {
+      const char *argv[] = { tool, arg, NULL };
+      struct ok_command cmd = { .argv = argv, .out = &out, .quiet = 1 };
+      rc = ok_run_command (&cmd);
+    }
+  if (rc != 0 || !out || !*out)
     {
       free (out);
       free (path);

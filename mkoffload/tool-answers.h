@@ -22,4 +22,16 @@
    DIR when DIR is not NULL; only answers of successful runs are kept.  */
 char *mko_tool_answer (const char *dir, const char *tool, const char *arg);
 
+/* Ask TOOL ARG in the background, unless the cache directory DIR has
+   the answer: the next mko_tool_answer for the same question collects it
+   (and keeps it).  For the questions a link asks only after the accel
+   compiler, which runs for a tenth of a second (hello-offload.c) to
+   seconds (GCC's largest libgomp tests) with a CPU to spare: each start
+   of ptxas costs tens of milliseconds, and with an empty cache the three
+   questions were all the link did between the accel compiler's end and
+   the first ptxas compile.  A question asked ahead and never collected
+   ends with the link (its answer is small; it is not waited for).  */
+void mko_tool_answer_ahead (const char *dir, const char *tool,
+			    const char *arg);
+
 #endif /* OFFLOADKIT_MKOFFLOAD_TOOL_ANSWERS_H */

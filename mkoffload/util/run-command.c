@@ -144,14 +144,19 @@ child_environment (const char *const *unset, const char *const *set)
   return env;
 }
 
-int
-ok_run_command (const struct ok_command *cmd)
+/* Start CMD.  With RECORD, the child is ok_tempfile_set_child's until
+   finish_command (a cleanup signal is passed on to it and waits for it);
+   without, it is on its own.  Return 0, with its pid in *PID and, with
+   CMD->out, the read end of its standard output in *OUT_FD (else -1);
+   or -1 after reporting why it could not be started.  */
+static int
+start_command (const struct ok_command *cmd, int record, pid_t *pid,
+	       int *out_fd)
 {
   const char *name = cmd->argv[0];
   posix_spawn_file_actions_t actions;
   int pipefd[2] = { -1, -1 };
-  pid_t pid;
-  int status, err;
+  int err;
 
   if (ok_verbose && !cmd->quiet)
     ok_print_argv (cmd->argv);
@@ -162,6 +167,7 @@ ok_run_command (const struct ok_command *cmd)
       if (pipe2 (pipefd, O_CLOEXEC) < 0)
 	{
 	  ok_error ("cannot run '%s': %s", name, strerror (errno));
+	  posix_spawn_file_actions_destroy (&actions);
 	  return -1;
 	}
       posix_spawn_file_actions_adddup2 (&actions, pipefd[1], STDOUT_FILENO);
@@ -181,10 +187,10 @@ ok_run_command (const struct ok_command *cmd)
   posix_spawnattr_setflags (&attr, POSIX_SPAWN_SETSIGMASK);
   /* glibc's posix_spawnp reports a failed exec (command not found, not
      executable) as its result, so no child ever runs half-started.  */
-  err = posix_spawnp (&pid, name, &actions, &attr, (char *const *) cmd->argv,
+  err = posix_spawnp (pid, name, &actions, &attr, (char *const *) cmd->argv,
 		      env);
-  if (err == 0)
-    ok_tempfile_set_child (pid);
+  if (err == 0 && record)
+    ok_tempfile_set_child (*pid);
   sigprocmask (SIG_SETMASK, &old_mask, NULL);
   posix_spawnattr_destroy (&attr);
   free (env);
@@ -198,25 +204,90 @@ ok_run_command (const struct ok_command *cmd)
       report_spawn_error (name, err);
       return -1;
     }
-  if (cmd->out)
+  *out_fd = pipefd[0];
+  return 0;
+}
+
+/* Read what the command NAME started as PID writes to OUT_FD (when not
+   -1) into *OUT (and its length into *OUT_LEN, when not NULL), then wait
+   for it; with RECORD, it was ok_tempfile_set_child's.  Return as
+   ok_run_command.  */
+static int
+finish_command (const char *name, pid_t pid, int out_fd, char **out,
+		size_t *out_len, int record)
+{
+  int status;
+  if (out_fd >= 0)
     {
-      *cmd->out = ok_read_fd (pipefd[0], cmd->out_len);
-      close (pipefd[0]);
+      *out = ok_read_fd (out_fd, out_len);
+      close (out_fd);
     }
   while (waitpid (pid, &status, 0) < 0)
     if (errno != EINTR)
       {
-	ok_tempfile_set_child (0);
+	if (record)
+	  ok_tempfile_set_child (0);
 	ok_error ("cannot wait for '%s': %s", name, strerror (errno));
 	return -1;
       }
-  ok_tempfile_set_child (0);
+  if (record)
+    ok_tempfile_set_child (0);
   if (WIFSIGNALED (status))
     {
       report_signal (name, WTERMSIG (status));
       return -1;
     }
   return WEXITSTATUS (status);
+}
+
+int
+ok_run_command (const struct ok_command *cmd)
+{
+  pid_t pid;
+  int fd;
+  if (start_command (cmd, 1, &pid, &fd) < 0)
+    return -1;
+  return finish_command (cmd->argv[0], pid, fd, cmd->out, cmd->out_len, 1);
+}
+
+int
+ok_start_command (const struct ok_command *cmd, int writes_temps,
+		  struct ok_running *run)
+{
+  run->name = NULL;
+  if (start_command (cmd, writes_temps, &run->pid, &run->out_fd) < 0)
+    return -1;
+  run->name = xstrdup (cmd->argv[0]);
+  run->out = cmd->out;
+  run->out_len = cmd->out_len;
+  run->writes_temps = writes_temps;
+  return 0;
+}
+
+/* Finish RUN; with CHECKED as ok_finish_checked, else as
+   ok_finish_command.  */
+static int
+finish_running (struct ok_running *run, int checked)
+{
+  int rc = finish_command (run->name, run->pid, run->out_fd, run->out,
+			   run->out_len, run->writes_temps);
+  if (checked && rc > 0)
+    ok_error ("'%s' exited with status %d", run->name, rc);
+  free (run->name);
+  run->name = NULL;
+  return checked ? (rc == 0 ? 0 : -1) : rc;
+}
+
+int
+ok_finish_command (struct ok_running *run)
+{
+  return finish_running (run, 0);
+}
+
+int
+ok_finish_checked (struct ok_running *run)
+{
+  return finish_running (run, 1);
 }
 
 int

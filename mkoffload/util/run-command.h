@@ -4,6 +4,7 @@
 #define OFFLOADKIT_RUN_COMMAND_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 struct ok_command
 {
@@ -43,6 +44,38 @@ void ok_run_set_tmpdir (const char *dir);
    command (and the signal) and return -1.  With ok_verbose, the command
    line is first printed to stderr.  */
 int ok_run_command (const struct ok_command *cmd);
+
+/* A command running in the background (ok_start_command) while the
+   caller goes on: a question to a tool asked while a compiler runs, say.  */
+struct ok_running
+{
+  char *name;			/* Its ARGV[0], for messages (malloc'd).  */
+  pid_t pid;
+  int out_fd;			/* The read end of its output, or -1.  */
+  char **out;
+  size_t *out_len;
+  int writes_temps;
+};
+
+/* Start CMD and return at once: 0, with RUN set for ok_finish_command,
+   or -1 after reporting why it could not be started.  With WRITES_TEMPS
+   the child is, until ok_finish_command, the one that a cleanup signal
+   is passed on to and waits for (ok_tempfile_set_child), as
+   ok_run_command's are: only one such child may run at a time, and no
+   ok_run_command meanwhile.  Without, it must write no file that the
+   cleanup removes.  With CMD->out its output goes through a pipe, which
+   ok_finish_command reads; one that writes more than a pipe holds waits
+   for that.  */
+int ok_start_command (const struct ok_command *cmd, int writes_temps,
+		      struct ok_running *run);
+
+/* Collect RUN's output (into the CMD->out it was started with) and wait
+   for it.  Return as ok_run_command.  */
+int ok_finish_command (struct ok_running *run);
+
+/* The same, as ok_run_checked: 0 when it exited with 0; otherwise -1
+   after reporting one error.  */
+int ok_finish_checked (struct ok_running *run);
 
 /* Run CMD; 0 when it exited with 0; otherwise report one error ("'CMD'
    exited with status N") unless ok_run_command already did, and return
