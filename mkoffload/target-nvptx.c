@@ -570,21 +570,24 @@ find_nvlink (const char *ptxas, char **nvlink)
    will ask them once the accel compiler is done (tool-answers.h), through
    the cache directory CACHE: ptxas --help (ptxas_archs: for cubins, or
    to verify the PTX) always; both tools' --version (mko_ptx_aot's cache
-   keys) when REQ does not rule cubins out and there is a cache.  An
-   nvlink that OFFLOADKIT_NVLINK names is left to find_nvlink, later, so
-   that one it cannot find is reported only when cubins are built.  */
+   keys) when REQ does not rule cubins out, there is a cache and there is
+   an nvlink next to ptxas (without one no cubin is built, and nothing
+   asks them).  When OFFLOADKIT_NVLINK names one, the versions are left
+   to mko_ptx_aot, as find_nvlink is: one it cannot find is reported only
+   when cubins are built.  */
 static void
 ask_tools_ahead (const struct sass_request *req, const char *ptxas,
 		 const char *cache)
 {
   mko_tool_answer_ahead (cache, ptxas, "--help");
-  if ((req->source && !req->n) || !cache)
+  if ((req->source && !req->n) || !cache || getenv ("OFFLOADKIT_NVLINK"))
     return;
-  mko_tool_answer_ahead (cache, ptxas, "--version");
   char *nvlink = NULL;
-  if (!getenv ("OFFLOADKIT_NVLINK") && find_nvlink (ptxas, &nvlink) == 0
-      && nvlink)
-    mko_tool_answer_ahead (cache, nvlink, "--version");
+  if (find_nvlink (ptxas, &nvlink) == 0 && nvlink)
+    {
+      mko_tool_answer_ahead (cache, ptxas, "--version");
+      mko_tool_answer_ahead (cache, nvlink, "--version");
+    }
   free (nvlink);
 }
 

@@ -67,6 +67,9 @@ cached_answer (const char *dir, const char *tool, const char *arg,
 struct asked
 {
   char *tool, *arg;
+  /* Where the cache keeps the answer of the tool's file as it was when
+     asked, or NULL.  */
+  char *path;
   int started;			/* RUN is running.  */
   struct ok_running run;
   char *out;
@@ -80,15 +83,16 @@ mko_tool_answer_ahead (const char *dir, const char *tool, const char *arg)
 {
   char *path;
   char *text = cached_answer (dir, tool, arg, &path);
-  free (path);
   if (text)
     {
       free (text);
+      free (path);
       return;
     }
   struct asked *a = xcalloc (1, sizeof *a);
   a->tool = xstrdup (tool);
   a->arg = xstrdup (arg);
+  a->path = path;
   const char *argv[] = { tool, arg, NULL };
   struct ok_command cmd = { .argv = argv, .out = &a->out, .quiet = 1 };
   /* Not started (already reported): mko_tool_answer does not try
@@ -121,6 +125,15 @@ mko_tool_answer (const char *dir, const char *tool, const char *arg)
       if (a->started)
 	rc = ok_finish_command (&a->run);
       out = a->out;
+      /* The answer is of the file as it was when asked: kept only where
+	 that file is still the tool's (not a toolkit upgraded in place
+	 meanwhile, whose answer would key the old one's objects).  */
+      if (path && (!a->path || strcmp (a->path, path) != 0))
+	{
+	  free (path);
+	  path = NULL;
+	}
+      free (a->path);
       free (a->tool);
       free (a->arg);
       free (a);

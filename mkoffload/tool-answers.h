@@ -29,8 +29,11 @@ char *mko_tool_answer (const char *dir, const char *tool, const char *arg);
    seconds (GCC's largest libgomp tests) with a CPU to spare: each start
    of ptxas costs tens of milliseconds, and with an empty cache the three
    questions were all the link did between the accel compiler's end and
-   the first ptxas compile.  A question asked ahead and never collected
-   ends with the link (its answer is small; it is not waited for).  */
+   the first ptxas compile.  The answer is kept in the cache only when
+   the tool's file is still the one asked.  A question that is never
+   collected is not waited for, and may outlive the link by the few
+   milliseconds it takes: only questions that write no file are asked so
+   (ptxas' and nvlink's --help and --version write none).  */
 void mko_tool_answer_ahead (const char *dir, const char *tool,
 			    const char *arg);
 

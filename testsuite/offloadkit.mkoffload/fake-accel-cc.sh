@@ -7,7 +7,7 @@
 # function and one variable.  With $FAKE_ACCEL_WAIT_LOG and
 # $FAKE_ACCEL_WAIT_COUNT set, a compile first waits (20 s at most) until
 # that file has that many lines, and logs "waited: N lines", the lines it
-# found.
+# found; then, with $FAKE_ACCEL_TOUCH set, touches that file.
 log=${FAKE_ACCEL_LOG:?}
 echo "argv: $*" >> "$log"
 echo "requires_file: ${GCC_OFFLOAD_OMP_REQUIRES_FILE-unset}" >> "$log"
@@ -39,6 +39,9 @@ done
 [ -n "$out" ] || { echo "fake-accel-cc: no -o" >&2; exit 1; }
 if [ -n "${FAKE_ACCEL_WAIT_LOG-}" ] && [ -n "${FAKE_ACCEL_WAIT_COUNT-}" ]; then
   wait_lines
+  if [ -n "${FAKE_ACCEL_TOUCH-}" ]; then
+    touch "$FAKE_ACCEL_TOUCH"
+  fi
 fi
 if [ -n "${GCC_OFFLOAD_OMP_REQUIRES_FILE-}" ]; then
   printf "${FAKE_REQUIRES_BYTES:-\\000\\000\\000\\000}" \

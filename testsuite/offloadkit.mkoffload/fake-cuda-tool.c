@@ -44,10 +44,13 @@
                         by default)
      FAKE_PTXAS_RELEASE the release --version names (default 0.0)
      FAKE_NVLINK_LOG, FAKE_NVLINK_FAIL (status 4), FAKE_NVLINK_SLEEP,
-     FAKE_NVLINK_OUTPUT the same for nvlink; an input named *.o (a host
-                        object to nvlink of CUDA 11) is an error, status
-                        5; so is, as with the real one, an input that
-                        cannot be read, status 1.  */
+     FAKE_NVLINK_OUTPUT the same for nvlink (the log has no --version
+                        runs); an input named *.o (a host object to
+                        nvlink of CUDA 11) is an error, status 5; so is,
+                        as with the real one, an input that cannot be
+                        read, status 1
+     FAKE_NVLINK_VERSION_LOG file that gets "nvlink --version" for each
+                        such run  */
 
 #define _GNU_SOURCE
 #include <elf.h>
@@ -508,6 +511,7 @@ nvlink (int argc, char **argv)
 {
   if (argc > 1 && strcmp (argv[1], "--version") == 0)
     {
+      log_run (env ("FAKE_NVLINK_VERSION_LOG"), "nvlink", argc, argv);
       puts ("fake nvlink for offloadkit's tests, release 0.0");
       finish (0);
     }
