@@ -264,6 +264,16 @@ ok_start_command (const struct ok_command *cmd, int writes_temps,
   return 0;
 }
 
+/* RC, what ok_run_command returned for a command NAME, as
+   ok_run_checked returns it: a status > 0 reported.  */
+static int
+checked_status (const char *name, int rc)
+{
+  if (rc > 0)
+    ok_error ("'%s' exited with status %d", name, rc);
+  return rc == 0 ? 0 : -1;
+}
+
 /* Finish RUN; with CHECKED as ok_finish_checked, else as
    ok_finish_command.  */
 static int
@@ -271,11 +281,11 @@ finish_running (struct ok_running *run, int checked)
 {
   int rc = finish_command (run->name, run->pid, run->out_fd, run->out,
 			   run->out_len, run->writes_temps);
-  if (checked && rc > 0)
-    ok_error ("'%s' exited with status %d", run->name, rc);
+  if (checked)
+    rc = checked_status (run->name, rc);
   free (run->name);
   run->name = NULL;
-  return checked ? (rc == 0 ? 0 : -1) : rc;
+  return rc;
 }
 
 int
@@ -293,10 +303,7 @@ ok_finish_checked (struct ok_running *run)
 int
 ok_run_checked (const struct ok_command *cmd)
 {
-  int rc = ok_run_command (cmd);
-  if (rc > 0)
-    ok_error ("'%s' exited with status %d", cmd->argv[0], rc);
-  return rc == 0 ? 0 : -1;
+  return checked_status (cmd->argv[0], ok_run_command (cmd));
 }
 
 int
