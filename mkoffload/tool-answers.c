@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cache.h"
 #include "diag.h"
@@ -39,6 +40,17 @@ answer_path (const char *dir, const char *tool, const struct stat *st,
   return path;
 }
 
+/* Where the cache DIR keeps the answer of TOOL's file as it is now to
+   ARG (malloc'd), or NULL when DIR is NULL or TOOL cannot be looked at.  */
+static char *
+current_path (const char *dir, const char *tool, const char *arg)
+{
+  struct stat st;
+  if (!dir || stat (tool, &st) != 0)
+    return NULL;
+  return answer_path (dir, tool, &st, arg);
+}
+
 /* The answer the cache DIR holds for TOOL's to ARG (malloc'd), or NULL;
    *PATH gets where it is kept (malloc'd), or NULL when DIR is NULL or
    TOOL cannot be looked at.  */
@@ -46,11 +58,9 @@ static char *
 cached_answer (const char *dir, const char *tool, const char *arg,
 	       char **path)
 {
-  struct stat st;
-  *path = NULL;
-  if (!dir || stat (tool, &st) != 0)
+  *path = current_path (dir, tool, arg);
+  if (!*path)
     return NULL;
-  *path = answer_path (dir, tool, &st, arg);
   size_t len;
   char *text = ok_read_file (*path, &len, NULL);
   if (text && len > 0 && strlen (text) == len)
@@ -63,10 +73,28 @@ cached_answer (const char *dir, const char *tool, const char *arg,
   return NULL;
 }
 
+/* OUT, what a tool that exited with RC printed, as an answer: OUT when
+   RC is 0 and OUT is not empty, kept in the cache DIR at PATH when PATH
+   is not NULL; else NULL (OUT freed).  PATH is freed.  */
+static char *
+keep_answer (const char *dir, char *path, int rc, char *out)
+{
+  if (rc != 0 || !out || !*out)
+    {
+      free (out);
+      free (path);
+      return NULL;
+    }
+  if (path)
+    mko_cache_put (dir, path, out, strlen (out));
+  free (path);
+  return out;
+}
+
 /* A question asked ahead (mko_tool_answer_ahead), not answered yet.  */
 struct asked
 {
-  char *tool, *arg;
+  char *dir, *tool, *arg;
   /* Where the cache keeps the answer of the tool's file as it was when
      asked, or NULL.  */
   char *path;
@@ -76,7 +104,52 @@ struct asked
   struct asked *next;
 };
 
+/* The questions asked ahead and not collected yet, and the process that
+   asked them (a forked child does not collect them).  */
 static struct asked *asked;
+static pid_t asker;
+
+/* Wait for A's answer and return it as mko_tool_answer does, kept in
+   the cache where PATH, where the cache keeps the answer of the tool's
+   file as it is now, is the one A asked: not for a toolkit upgraded in
+   place meanwhile, whose answer would key the old one's objects.  A
+   (already off the list) and PATH are freed.  */
+static char *
+collect (struct asked *a, char *path)
+{
+  int rc = a->started ? ok_finish_command (&a->run) : -1;
+  if (path && (!a->path || strcmp (a->path, path) != 0))
+    {
+      free (path);
+      path = NULL;
+    }
+  char *answer = keep_answer (a->dir, path, rc, a->out);
+  free (a->path);
+  free (a->dir);
+  free (a->tool);
+  free (a->arg);
+  free (a);
+  return answer;
+}
+
+/* At exit: the questions no link step needed (the versions, when no
+   cubin was built; any, when the link failed first) are collected all
+   the same, so that no tool outlives the link, writing into the
+   temporary directory that the cleanup removes after this (tempfile.h's
+   exit handler, registered earlier, runs later), and so that their
+   answers are kept for the next link.  They take milliseconds.  */
+static void
+collect_the_rest (void)
+{
+  if (getpid () != asker)
+    return;
+  while (asked)
+    {
+      struct asked *a = asked;
+      asked = a->next;
+      free (collect (a, current_path (a->dir, a->tool, a->arg)));
+    }
+}
 
 void
 mko_tool_answer_ahead (const char *dir, const char *tool, const char *arg)
@@ -89,7 +162,13 @@ mko_tool_answer_ahead (const char *dir, const char *tool, const char *arg)
       free (path);
       return;
     }
+  if (!asker)
+    {
+      asker = getpid ();
+      atexit (collect_the_rest);
+    }
   struct asked *a = xcalloc (1, sizeof *a);
+  a->dir = dir ? xstrdup (dir) : NULL;
   a->tool = xstrdup (tool);
   a->arg = xstrdup (arg);
   a->path = path;
@@ -113,8 +192,6 @@ mko_tool_answer (const char *dir, const char *tool, const char *arg)
       return text;
     }
 
-  char *out = NULL;
-  int rc = -1;
   struct asked **ap = &asked;
   while (*ap && (strcmp ((*ap)->tool, tool) || strcmp ((*ap)->arg, arg)))
     ap = &(*ap)->next;
@@ -122,36 +199,11 @@ mko_tool_answer (const char *dir, const char *tool, const char *arg)
     {
       struct asked *a = *ap;
       *ap = a->next;
-      if (a->started)
-	rc = ok_finish_command (&a->run);
-      out = a->out;
-      /* The answer is of the file as it was when asked: kept only where
-	 that file is still the tool's (not a toolkit upgraded in place
-	 meanwhile, whose answer would key the old one's objects).  */
-      if (path && (!a->path || strcmp (a->path, path) != 0))
-	{
-	  free (path);
-	  path = NULL;
-	}
-      free (a->path);
-      free (a->tool);
-      free (a->arg);
-      free (a);
+      return collect (a, path);
     }
-  else
-    {
-      const char *argv[] = { tool, arg, NULL };
-      struct ok_command cmd = { .argv = argv, .out = &out, .quiet = 1 };
-      rc = ok_run_command (&cmd);
-    }
-  if (rc != 0 || !out || !*out)
-    {
-      free (out);
-      free (path);
-      return NULL;
-    }
-  if (path)
-    mko_cache_put (dir, path, out, strlen (out));
-  free (path);
-  return out;
+  char *out = NULL;
+  const char *argv[] = { tool, arg, NULL };
+  struct ok_command cmd = { .argv = argv, .out = &out, .quiet = 1 };
+  int rc = ok_run_command (&cmd);
+  return keep_answer (dir, path, rc, out);
 }

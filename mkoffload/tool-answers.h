@@ -30,10 +30,12 @@ char *mko_tool_answer (const char *dir, const char *tool, const char *arg);
    of ptxas costs tens of milliseconds, and with an empty cache the three
    questions were all the link did between the accel compiler's end and
    the first ptxas compile.  The answer is kept in the cache only when
-   the tool's file is still the one asked.  A question that is never
-   collected is not waited for, and may outlive the link by the few
-   milliseconds it takes: only questions that write no file are asked so
-   (ptxas' and nvlink's --help and --version write none).  */
+   the tool's file is still the one asked.  A question the link never
+   needed (the versions when no cubin is built; any when the link failed
+   first) is collected when the program exits, before its temporary
+   files go, and its answer kept: no tool outlives the link.  A cleanup
+   signal does not wait for them: only questions that write no file are
+   asked so (ptxas' and nvlink's --help and --version write none).  */
 void mko_tool_answer_ahead (const char *dir, const char *tool,
 			    const char *arg);
 

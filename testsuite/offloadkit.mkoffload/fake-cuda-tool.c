@@ -30,9 +30,10 @@
                         a message and exits with status 3
      FAKE_PTXAS_SLEEP   seconds to wait before writing the output
      FAKE_PTXAS_SLOW    glob: when set, only a run with an argument
-                        matching it waits FAKE_PTXAS_SLEEP seconds
+                        matching it waits FAKE_PTXAS_SLEEP seconds (the
+                        only way a --version run waits)
      FAKE_PTXAS_DONE_LOG file that gets "ptxas-done ARGS" when a run has
-                        written its output
+                        written its output (a --version run too)
      FAKE_PTXAS_OUTPUT  "none", "empty", "truncated", "nokernels" or
                         "othersm": exit with status 0 all the same, the
                         output removed, empty, cut in half (it still
@@ -400,11 +401,16 @@ static int
 ptxas (int argc, char **argv)
 {
   log_run (env ("FAKE_PTXAS_LOG"), "ptxas", argc, argv);
+  const char *slow = env ("FAKE_PTXAS_SLOW");
   if (argc > 1 && strcmp (argv[1], "--version") == 0)
     {
+      if (*slow && fnmatch (slow, argv[1], 0) == 0)
+	sleep_for (env ("FAKE_PTXAS_SLEEP"));
       const char *release = getenv ("FAKE_PTXAS_RELEASE");
       printf ("fake ptxas for offloadkit's tests, release %s\n",
 	      release && *release ? release : "0.0");
+      fflush (stdout);
+      log_run (env ("FAKE_PTXAS_DONE_LOG"), "ptxas-done", argc, argv);
       finish (0);
     }
   if (argc > 1 && strcmp (argv[1], "--help") == 0)
@@ -425,7 +431,7 @@ ptxas (int argc, char **argv)
       finish (0);
     }
 
-  const char *out = NULL, *slow = env ("FAKE_PTXAS_SLOW");
+  const char *out = NULL;
   unsigned sm = 0;
   int sleeps = !*slow;
   for (int i = 1; i < argc; i++)
