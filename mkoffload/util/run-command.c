@@ -184,7 +184,12 @@ start_command (const struct ok_command *cmd, int record, pid_t *pid,
   ok_tempfile_block_signals (&old_mask);
   posix_spawnattr_init (&attr);
   posix_spawnattr_setsigmask (&attr, &old_mask);
-  posix_spawnattr_setflags (&attr, POSIX_SPAWN_SETSIGMASK);
+  /* A recorded child leads a process group of its own, which a cleanup
+     signal reaches whole (ok_tempfile_set_child).  */
+  if (record)
+    posix_spawnattr_setpgroup (&attr, 0);
+  posix_spawnattr_setflags (&attr, POSIX_SPAWN_SETSIGMASK
+			    | (record ? POSIX_SPAWN_SETPGROUP : 0));
   /* glibc's posix_spawnp reports a failed exec (command not found, not
      executable) as its result, so no child ever runs half-started.  */
   err = posix_spawnp (pid, name, &actions, &attr, (char *const *) cmd->argv,
@@ -525,6 +530,10 @@ ok_run_commands (const struct ok_command *cmds, size_t n, unsigned jobs,
   pid_t runner = fork ();
   if (runner == 0)
     {
+      /* A process group of its own, which its commands share
+	 (ok_tempfile_set_child); set on both sides of the fork, so that
+	 it is set before either goes on.  */
+      setpgid (0, 0);
       close (pipefd[0]);
       pool_run (cmds, n, jobs, status, &old_mask);
       size_t len = n * sizeof *status;
@@ -546,7 +555,10 @@ ok_run_commands (const struct ok_command *cmds, size_t n, unsigned jobs,
     }
   int fork_errno = errno;
   if (runner > 0)
-    ok_tempfile_set_child (runner);
+    {
+      setpgid (runner, runner);
+      ok_tempfile_set_child (runner);
+    }
   sigprocmask (SIG_SETMASK, &old_mask, NULL);
   close (pipefd[1]);
   if (runner < 0)

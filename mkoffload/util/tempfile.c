@@ -9,6 +9,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -132,9 +135,17 @@ on_signal (int sig)
   pid_t child = running_child;
   if (child > 0 && getpid () == owner)
     {
+      /* The child leads a process group of its own (tempfile.h), which
+	 the commands it started share: GCC's driver dies from the signal
+	 without stopping its lto1, as or collect2, which would otherwise
+	 write their files after the removal.  As their subreaper we get
+	 those whose parent died, and wait for every one of the group.  */
       int status;
+      kill (-child, sig);
       kill (child, sig);
       while (waitpid (child, &status, 0) < 0 && errno == EINTR)
+	;
+      while (waitpid (-child, &status, 0) > 0 || errno == EINTR)
 	;
     }
   remove_all ();
@@ -166,6 +177,12 @@ install_handlers (void)
   if (owner)
     return;
   owner = getpid ();
+  /* The commands a recorded child started and left behind become ours,
+     so that a cleanup signal can wait for them (on_signal).  Linux only;
+     elsewhere the signal still reaches them through their group.  */
+#ifdef PR_SET_CHILD_SUBREAPER
+  prctl (PR_SET_CHILD_SUBREAPER, 1);
+#endif
   atexit (remove_all);
   ok_tempfile_catch_signals (on_signal);
 }

@@ -27,7 +27,11 @@ const char *ok_tempdir_create (void);
 
 /* While PID (a child writing some of the registered files) runs, a
    cleanup signal is first passed on to it, and it is waited for, so that
-   it cannot create a file again after the removal.  0 when none runs.  */
+   it cannot create a file again after the removal.  0 when none runs.
+   PID must lead a process group of its own (the commands it starts are
+   in it): the signal goes to the whole group, and every process of the
+   group is waited for, those its parent left behind included (the
+   program is their subreaper, on Linux), before the removal.  */
 void ok_tempfile_set_child (pid_t pid);
 
 /* Block the cleanup signals, storing the previous mask in OLD (unless
