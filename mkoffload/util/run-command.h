@@ -61,7 +61,8 @@ struct ok_running
    or -1 after reporting why it could not be started.  With WRITES_TEMPS
    the child is, until ok_finish_command, the one that a cleanup signal
    is passed on to and waits for (ok_tempfile_set_child), as
-   ok_run_command's are: only one such child may run at a time, and no
+   ok_run_command's are, in a process group of its own with the commands
+   it starts: only one such child may run at a time, and no
    ok_run_command meanwhile.  Without, it must write no file that the
    cleanup removes.  With CMD->out its output goes through a pipe, which
    ok_finish_command reads; one that writes more than a pipe holds waits

@@ -141,8 +141,8 @@ on_signal (int sig)
 	 write their files after the removal.  As their subreaper we get
 	 those whose parent died, and wait for every one of the group.  */
       int status;
-      kill (-child, sig);
-      kill (child, sig);
+      if (kill (-child, sig) != 0)
+	kill (child, sig);
       while (waitpid (child, &status, 0) < 0 && errno == EINTR)
 	;
       while (waitpid (-child, &status, 0) > 0 || errno == EINTR)
